@@ -1,0 +1,74 @@
+# Entry points.  `make test` and `make bench` do everything from a fresh
+# Debian 12 clone (as root they apt-get what is missing).
+#
+#   make test     build both kernels and the images, run the guest tests in
+#                 QEMU and in UML inside it, print "N passed, N failed"
+#   make bench    boot the guest, run a workload in UML, report host VMAs
+#   make run      interactive shell in the QEMU guest (run-uml starts UML)
+#   make lint     scripts/checkpatch.pl --strict on every patch in patches/
+#   make kernels / images / guest-tests / tree: the build steps alone
+#   make clean    remove build/ (caches in $(CACHE) stay)
+
+BUILD ?= $(CURDIR)/build
+CACHE ?= /var/cache/manyprots
+export BUILD MANYPROTS_CACHE := $(CACHE)
+
+TREE := $(BUILD)/linux
+KX := $(BUILD)/x86_64
+KU := $(BUILD)/um
+IMG := $(BUILD)/images
+ROOTFS_TAR := $(CACHE)/bookworm-minbase.tar
+PATCHES := $(shell sed -e 's/\#.*//' patches/series 2>/dev/null)
+
+.PHONY: all test bench run lint deps tree kernels kernel-x86_64 kernel-um \
+	guest-tests images clean FORCE
+all: kernels images
+
+deps:
+	@scripts/install-deps
+
+tree: deps
+	@scripts/prepare-tree $(TREE)
+
+kernels: kernel-x86_64 kernel-um
+kernel-x86_64: $(KX)/arch/x86/boot/bzImage
+kernel-um: $(KU)/linux
+
+# Always handed to the kernel's own make, which knows what is up to date;
+# dependents see a new file only when it really changed.
+$(KX)/arch/x86/boot/bzImage: tree FORCE
+	@scripts/build-kernel x86_64 $(TREE) $(KX)
+$(KU)/linux: tree FORCE
+	@scripts/build-kernel um $(TREE) $(KU)
+
+# The stamp changes only when a test binary changed (guest-tests/Makefile).
+GT_STAMP := $(BUILD)/guest-tests/.stamp
+guest-tests: $(GT_STAMP)
+$(GT_STAMP): $(KX)/arch/x86/boot/bzImage FORCE
+	@$(MAKE) -s -C guest-tests TREE=$(TREE) HDR=$(KX)/usr/include OUT=$(BUILD)/guest-tests
+
+$(ROOTFS_TAR): | deps
+	@mkdir -p $(CACHE)
+	@scripts/debootstrap-base $@
+
+GUEST_FILES := qemu/guest-init guest-tests/run-tests scripts/mkimage $(ROOTFS_TAR)
+$(IMG)/uml.img: $(GUEST_FILES) $(GT_STAMP)
+	@scripts/mkimage uml $(BUILD)
+$(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml $(GUEST_FILES)
+	@scripts/mkimage qemu $(BUILD)
+images: $(IMG)/guest.img
+
+test: kernels images
+	@scripts/run-tests
+
+bench: kernels images
+	@bench/run
+
+run: kernels images
+	@qemu/run
+
+lint: tree
+	@scripts/lint $(TREE) $(PATCHES)
+
+clean:
+	rm -rf $(BUILD)
