@@ -11,7 +11,8 @@
 
 BUILD ?= $(CURDIR)/build
 CACHE ?= /var/cache/manyprots
-export BUILD MANYPROTS_CACHE := $(CACHE)
+MANYPROTS_CACHE := $(CACHE)
+export BUILD MANYPROTS_CACHE
 
 TREE := $(BUILD)/linux
 KX := $(BUILD)/x86_64
