@@ -6,7 +6,7 @@
 #   make bench    boot the guest, run a workload in UML, report host VMAs
 #   make run      interactive shell in the QEMU guest (run-uml starts UML)
 #   make lint     scripts/checkpatch.pl --strict on every patch in patches/
-#   make kernels / images / guest-tests / tree: the build steps alone
+#   make kernels / images / guest-tests / selftests-vm / tree: the build steps alone
 #   make clean    remove build/ (caches in $(CACHE) stay)
 
 BUILD ?= $(CURDIR)/build
@@ -22,7 +22,7 @@ ROOTFS_TAR := $(CACHE)/bookworm-minbase.tar
 PATCHES := $(shell sed -e 's/\#.*//' patches/series 2>/dev/null)
 
 .PHONY: all test bench run lint deps tree kernels kernel-x86_64 kernel-um \
-	guest-tests images clean FORCE
+	guest-tests selftests-vm images clean FORCE
 all: kernels images
 
 deps:
@@ -48,6 +48,14 @@ guest-tests: $(GT_STAMP)
 $(GT_STAMP): $(KX)/arch/x86/boot/bzImage FORCE
 	@$(MAKE) -s -C guest-tests TREE=$(TREE) HDR=$(KX)/usr/include OUT=$(BUILD)/guest-tests
 
+# The tree's own tools/testing/selftests/vm programs that selftests/vm.list
+# names, for the QEMU image; the stamp changes only when a program or the
+# list changed (scripts/build-selftests-vm).
+SV_STAMP := $(BUILD)/selftests-vm/.stamp
+selftests-vm: $(SV_STAMP)
+$(SV_STAMP): $(KX)/arch/x86/boot/bzImage selftests/vm.list FORCE
+	@scripts/build-selftests-vm $(TREE) $(KX)/usr/include $(BUILD)/selftests-vm selftests/vm.list
+
 $(ROOTFS_TAR): | deps
 	@mkdir -p $(CACHE)
 	@scripts/debootstrap-base $@
@@ -55,7 +63,8 @@ $(ROOTFS_TAR): | deps
 GUEST_FILES := qemu/guest-init guest-tests/run-tests scripts/mkimage $(ROOTFS_TAR)
 $(IMG)/uml.img: $(GUEST_FILES) $(GT_STAMP)
 	@scripts/mkimage uml $(BUILD)
-$(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml $(GUEST_FILES)
+$(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml $(GUEST_FILES) \
+		$(SV_STAMP) selftests/run-vm
 	@scripts/mkimage qemu $(BUILD)
 images: $(IMG)/guest.img
 
