@@ -50,11 +50,14 @@ static inline bool manyprots_expected(void)
 static __thread sigjmp_buf rfp_jmp;
 static __thread volatile int rfp_code;
 static __thread void *volatile rfp_fault_addr;
+/* The raw si_code of the last fault, also of a SIGBUS (BUS_ADRERR). */
+static __thread volatile int rfp_si_code;
 
 static void rfp_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
 	rfp_code = sig == SIGBUS ? -SIGBUS : si->si_code;
+	rfp_si_code = si->si_code;
 	rfp_fault_addr = si->si_addr;
 	siglongjmp(rfp_jmp, 1);
 }
@@ -331,26 +334,10 @@ static inline int rfp_vmflag(const void *addr, const char *flag)
  */
 #include <fcntl.h>
 
-/* What rfp_catch_si()'s handler saw last: the raw si_code, also of SIGBUS. */
-static __thread volatile int rfp_si_code;
-
-static void rfp_handler_si(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	rfp_code = sig == SIGBUS ? -SIGBUS : si->si_code;
-	rfp_si_code = si->si_code;
-	rfp_fault_addr = si->si_addr;
-	siglongjmp(rfp_jmp, 1);
-}
-
-/* rfp_catch() that also keeps the si_code of a SIGBUS (BUS_ADRERR). */
+/* rfp_catch(): its handler also keeps the si_code of a SIGBUS. */
 static inline void rfp_catch_si(void)
 {
-	struct sigaction sa = { .sa_sigaction = rfp_handler_si, .sa_flags = SA_SIGINFO };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGBUS, &sa, NULL);
+	rfp_catch();
 }
 
 #define RFP_WORDS (4096 / sizeof(uint64_t))

@@ -426,21 +426,6 @@ static int run_workload(bool exec)
 	return st;
 }
 
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	size_t len = strlen(key);
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':')
-			kb = atol(line + len + 1);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
 static long pcp_free_kb(void)
 {
 	char line[256];
@@ -470,8 +455,8 @@ static void settle(struct __test_metadata *_metadata, struct mem *m)
 		TH_LOG("cannot drop caches: %s", strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	m->shmem = meminfo_kb("Shmem");
-	m->free = meminfo_kb("MemFree") + pcp_free_kb();
+	m->shmem = rfp_meminfo_kb("Shmem");
+	m->free = rfp_meminfo_kb("MemFree") + pcp_free_kb();
 	ASSERT_LE(0, m->shmem);
 	ASSERT_LE(0, m->free);
 }
