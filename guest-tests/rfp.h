@@ -616,7 +616,7 @@ static inline void rfp_check_page(struct rfp_tally *t, char *a, size_t idx,
 				 idx, pgoff, prot, bad, (unsigned long long)buf[0]);
 	}
 
-	if (!rfp_allows(prot, RFP_EXEC))
+	if (!rfp_allows_here(prot, RFP_EXEC))
 		rfp_denied(t, rfp_try(a + RFP_OFF_X, RFP_EXEC), a + RFP_OFF_X,
 			   idx, "exec");
 	else if (*gen != RFP_ZERO && (code = rfp_try(a + RFP_OFF_X, RFP_EXEC)))

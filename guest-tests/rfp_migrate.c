@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Second part, migration: compaction, move_pages() and mbind(MPOL_MF_MOVE)
+ * move the pages of a converted VMA, mapped at nonlinear addresses, and
+ * put them back with their pgoffs and protections: data intact, no
+ * protection widened, no migration entry left behind.  Pages stay put only
+ * if migration cannot find their entries, so the tests also show, through
+ * /proc/self/pagemap, that they did move.
+ */
+#include "rfp.h"
+
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+
+#define NPAGES 4096		/* 16 MiB */
+#define NCONTROL 1024		/* pages of the compaction test's control */
+#define BALLAST_RATIO 7
+#define COMPACT_ROUNDS 4
+#define BALLAST ((NPAGES + NCONTROL) * BALLAST_RATIO * 4096UL)
+#define RW (PROT_READ | PROT_WRITE)
+
+static const int prots[8] = {
+	PROT_NONE, PROT_READ, PROT_WRITE, RW, PROT_EXEC,
+	PROT_READ | PROT_EXEC, PROT_WRITE | PROT_EXEC, RW | PROT_EXEC,
+};
+
+/* As in rfp_swap.c: a permutation of [0, n) without fixed points. */
+static size_t lay_pgoff(size_t i)
+{
+	return (i * 1031 + 17) & (NPAGES - 1);
+}
+
+static int lay_prot(size_t i)
+{
+	return prots[(i * 5 + i / 8 + 1) % 8];
+}
+
+FIXTURE(mg) {
+	int fd, self_mem;
+	char *map;
+	unsigned int gen[NPAGES];
+	uint64_t pm0[NPAGES], pm1[NPAGES];
+};
+
+FIXTURE_SETUP(mg)
+{
+	self->fd = memfd_create("rfp_migrate", 0);
+	ASSERT_LE(0, self->fd);
+	self->self_mem = open("/proc/self/mem", O_RDWR);
+	ASSERT_LE(0, self->self_mem);
+	self->map = MAP_FAILED;
+	memset(self->gen, 0, sizeof(self->gen));
+	rfp_catch_si();
+}
+
+FIXTURE_TEARDOWN(mg)
+{
+	if (self->map != MAP_FAILED)
+		munmap(self->map, NPAGES * PS);
+	close(self->fd);
+	close(self->self_mem);
+}
+
+/*
+ * Fill the memfd (unless the caller did), map it, convert it to the
+ * layout, populate it; read the PFNs into pm0.  false if SKIP()ped.
+ */
+static bool build(struct __test_metadata *_metadata, FIXTURE_DATA(mg) *self,
+		  bool fill)
+{
+	if (fill) {
+		ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PS));
+		ASSERT_EQ(0, rfp_pattern_fd(self->fd, 0, NPAGES, 0));
+	}
+	self->map = mmap(NULL, NPAGES * PS, RW, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->map);
+	RFP_FIRST_CHGPROT(return false, self->map, PS, lay_prot(0), lay_pgoff(0));
+	for (size_t i = 1; i < NPAGES; i++) {
+		ASSERT_EQ(0, rfp(self->map + i * PS, PS, lay_prot(i), lay_pgoff(i),
+				 MAP_CHGPROT))
+			TH_LOG("page %zu: %s", i, strerror(errno));
+	}
+	for (size_t i = 0; i < NPAGES; i++) {
+		char *a = self->map + i * PS;
+		unsigned char v;
+
+		if (rfp_allows(lay_prot(i), RFP_READ)) {
+			ASSERT_EQ(0, rfp_try_load(a, &v));
+		} else {
+			ASSERT_EQ(1, pread(self->self_mem, &v, 1, (off_t)(uintptr_t)a));
+		}
+	}
+	ASSERT_EQ(0, rfp_pagemap(self->map, NPAGES, self->pm0));
+	for (size_t i = 0; i < NPAGES; i++) {
+		ASSERT_TRUE(self->pm0[i] & RFP_PM_PRESENT) TH_LOG("page %zu not present", i);
+	}
+	ASSERT_NE(0, RFP_PM_PFN(self->pm0[0])) TH_LOG("pagemap shows no PFNs (not root?)");
+	return true;
+}
+
+static void check_all(FIXTURE_DATA(mg) *self, bool rewrite, struct rfp_tally *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < NPAGES; i++)
+		rfp_check_page(t, self->map + i * PS, i, lay_pgoff(i), lay_prot(i),
+			       &self->gen[lay_pgoff(i)], rewrite, self->fd,
+			       self->self_mem);
+}
+
+/*
+ * The swap types of migration entries: MAX_SWAPFILES + SWP_HWPOISON_NUM
+ * and the next two (include/linux/swap.h), MAX_SWAPFILES being 32 less
+ * the special types the configuration has.  From /proc/config.gz; -1 if
+ * it cannot be read (then every swap-type entry counts as one).
+ */
+static int migration_type(void)
+{
+	FILE *f = popen("zcat /proc/config.gz 2>/dev/null", "r");
+	char line[256];
+	bool any = false, device = false, migration = false, hwpoison = false;
+	bool marker = false, manyprots = false;
+	int max;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		any = true;
+		device |= !strcmp(line, "CONFIG_DEVICE_PRIVATE=y\n");
+		migration |= !strcmp(line, "CONFIG_MIGRATION=y\n");
+		hwpoison |= !strcmp(line, "CONFIG_MEMORY_FAILURE=y\n");
+		marker |= !strcmp(line, "CONFIG_PTE_MARKER=y\n");
+		manyprots |= !strcmp(line, "CONFIG_MANYPROTS=y\n");
+	}
+	if (f)
+		pclose(f);
+	if (!any || !migration)
+		return -1;
+	/* SWP_SWAPIN_ERROR_NUM is 1 in 6.1, SWP_FILE_NUM 1 with the series */
+	max = 32 - 4 * device - 3 - hwpoison - marker - 1 - manyprots;
+	return max + hwpoison;
+}
+
+/* A /proc/vmstat counter, -1 if absent. */
+static long vmstat(const char *key)
+{
+	char line[256];
+	size_t len = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ' ')
+			v = atol(line + len + 1);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+struct pm_summary {
+	long present, moved, swap, migration;
+	unsigned long long pfn_min0, pfn_max0, pfn_min1, pfn_max1;
+	unsigned int last_type;
+};
+
+static void pm_summarize(const uint64_t *pm0, const uint64_t *pm1, size_t n,
+			 int mtype, struct pm_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->pfn_min0 = s->pfn_min1 = ~0ULL;
+	for (size_t i = 0; i < n; i++) {
+		if (pm0[i] & RFP_PM_PRESENT) {
+			s->pfn_min0 = s->pfn_min0 < RFP_PM_PFN(pm0[i]) ? s->pfn_min0 : RFP_PM_PFN(pm0[i]);
+			s->pfn_max0 = s->pfn_max0 > RFP_PM_PFN(pm0[i]) ? s->pfn_max0 : RFP_PM_PFN(pm0[i]);
+		}
+		if (pm1[i] & RFP_PM_PRESENT) {
+			s->pfn_min1 = s->pfn_min1 < RFP_PM_PFN(pm1[i]) ? s->pfn_min1 : RFP_PM_PFN(pm1[i]);
+			s->pfn_max1 = s->pfn_max1 > RFP_PM_PFN(pm1[i]) ? s->pfn_max1 : RFP_PM_PFN(pm1[i]);
+		}
+		if (pm1[i] & RFP_PM_PRESENT) {
+			s->present++;
+			s->moved += RFP_PM_PFN(pm1[i]) != RFP_PM_PFN(pm0[i]);
+		} else if (pm1[i] & RFP_PM_SWAP) {
+			unsigned int type = RFP_PM_SWAPTYPE(pm1[i]);
+
+			s->swap++;
+			s->last_type = type;
+			if (mtype < 0 || (type >= (unsigned int)mtype &&
+					  type < (unsigned int)mtype + 3))
+				s->migration++;
+		}
+	}
+}
+
+static int stop;
+
+/* A thread that keeps checking the layout while compaction runs. */
+static void *reader(void *arg)
+{
+	FIXTURE_DATA(mg) *self = arg;
+	struct rfp_tally *t = calloc(1, sizeof(*t));
+	unsigned char v;
+
+	while (t && !__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		for (size_t i = 0; i < NPAGES; i++) {
+			char *a = self->map + i * PS;
+			size_t bad = 0, pgoff = lay_pgoff(i);
+			int prot = lay_prot(i), code;
+
+			t->pages++;
+			if (rfp_allows(prot, RFP_READ)) {
+				code = rfp_try_check(a, pgoff, 0, &bad);
+				if (code)
+					rfp_note(t, allowed_faulted, "reader: page %zu read: %d", i, code);
+				else if (bad)
+					rfp_note(t, bad_data, "reader: page %zu: %zu words wrong", i, bad);
+			} else {
+				rfp_denied(t, rfp_try_load(a + 64, &v), a + 64, i, "read");
+			}
+			if (!rfp_allows(prot, RFP_WRITE))
+				rfp_denied(t, rfp_try_store(a + 72, rfp_byte(pgoff, 72, 0)),
+					   a + 72, i, "write");
+		}
+	}
+	return t;
+}
+
+/*
+ * /proc/sys/vm/compact_memory while a thread reads the pages: data and
+ * protections hold during and after it, no migration entry stays, and the
+ * pages moved.  A plain shared memfd populated alongside shows how many
+ * pages compaction moves when it can.
+ */
+TEST_F_TIMEOUT(mg, compaction, 120)
+{
+	struct pm_summary s, sl;
+	struct rfp_tally t, *rt;
+	uint64_t *lpm0, *lpm1;
+	pthread_t th;
+	int fd, lfd, mtype = migration_type();
+	char *lin, *ballast;
+	long mig0, mig1, fail0, fail1;
+	int rounds;
+
+	/*
+	 * Compaction moves pages from the low end of the zone into free pages
+	 * of partly used pageblocks at the high end, until its scanners meet;
+	 * wholly free pageblocks are no targets.  In a fresh guest, pages
+	 * allocated in a row fill whole pageblocks and mostly stay put (this
+	 * moved none of 4096).  So each page of the layout's memfd and of the
+	 * control is allocated after BALLAST_RATIO pages of a ballast, which
+	 * is then freed: their pageblocks are mostly free, spread over the
+	 * zone, and compaction packs the low ones into the high ones (in
+	 * most boots it moved half of the control's pages or more).
+	 */
+	ballast = mmap(NULL, BALLAST, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ballast);
+	madvise(ballast, BALLAST, MADV_NOHUGEPAGE);
+	lfd = memfd_create("rfp_linear", 0);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, ftruncate(lfd, NCONTROL * PS));
+	lin = mmap(NULL, NCONTROL * PS, RW, MAP_SHARED, lfd, 0);
+	ASSERT_NE(MAP_FAILED, lin);
+	ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PS));
+	for (size_t i = 0, b = 0; i < NPAGES; i++) {
+		for (int k = 0; k < BALLAST_RATIO; k++)
+			ballast[b++ * PS] = 1;
+		ASSERT_EQ(0, rfp_pattern_fd(self->fd, i, 1, 0));
+		if (i % (NPAGES / NCONTROL))
+			continue;
+		for (int k = 0; k < BALLAST_RATIO; k++)
+			ballast[b++ * PS] = 1;
+		lin[i / (NPAGES / NCONTROL) * PS] = 1;
+	}
+	if (!build(_metadata, self, false))
+		return;
+	lpm0 = calloc(NCONTROL, sizeof(*lpm0));
+	lpm1 = calloc(NCONTROL, sizeof(*lpm1));
+	ASSERT_NE(NULL, lpm0);
+	ASSERT_NE(NULL, lpm1);
+	ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm0));
+	ASSERT_EQ(0, munmap(ballast, BALLAST));
+
+	mig0 = vmstat("pgmigrate_success");
+	fail0 = vmstat("pgmigrate_fail");
+	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_create(&th, NULL, reader, self));
+	/*
+	 * One compaction moves most of what it can, but not always: some runs
+	 * stop early (once, in five boots, it moved none of the control's
+	 * pages).  Compact again, a few times at most, until it moved a
+	 * quarter of the control's pages.
+	 */
+	for (rounds = 1;; rounds++) {
+		fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
+		EXPECT_LE(0, fd);
+		EXPECT_EQ(1, write(fd, "1", 1)) TH_LOG("compact_memory: %s", strerror(errno));
+		close(fd);
+		ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm1));
+		pm_summarize(lpm0, lpm1, NCONTROL, mtype, &sl);
+		if (sl.moved >= NCONTROL / 4 || rounds == COMPACT_ROUNDS)
+			break;
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_join(th, (void **)&rt));
+	ASSERT_NE(NULL, rt);
+	RFP_EXPECT_CLEAN(rt, "reader during compaction");
+	EXPECT_LT(0, rt->pages);
+	mig1 = vmstat("pgmigrate_success");
+	fail1 = vmstat("pgmigrate_fail");
+
+	ASSERT_EQ(0, rfp_pagemap(self->map, NPAGES, self->pm1));
+	ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm1));
+	pm_summarize(self->pm0, self->pm1, NPAGES, mtype, &s);
+	pm_summarize(lpm0, lpm1, NCONTROL, mtype, &sl);
+	TH_LOG("compaction (%d rounds): %ld of %d nonlinear pages moved, %ld more left "
+	       "not present, %ld swap-type entries; linear control: %ld of %d moved; "
+	       "reader: %lu page checks; migration types from %d", rounds, s.moved, NPAGES,
+	       NPAGES - s.present, s.swap, sl.moved, NCONTROL, rt->pages, mtype);
+	TH_LOG("PFNs: nonlinear %#llx-%#llx -> %#llx-%#llx, linear %#llx-%#llx -> %#llx-%#llx",
+	       s.pfn_min0, s.pfn_max0, s.pfn_min1, s.pfn_max1,
+	       sl.pfn_min0, sl.pfn_max0, sl.pfn_min1, sl.pfn_max1);
+	TH_LOG("vmstat: pgmigrate_success +%ld, pgmigrate_fail +%ld", mig1 - mig0,
+	       fail1 - fail0);
+	EXPECT_EQ(0, s.migration) TH_LOG("migration entries left (type %u)", s.last_type);
+	EXPECT_EQ(0, sl.migration);
+	/*
+	 * Compaction moved pages it could, so the nonlinear ones too: present
+	 * at another PFN, or migrated and left not present (the series leaves
+	 * a SWP_FILE entry behind; every page was present before).
+	 */
+	EXPECT_LT(0, sl.moved) TH_LOG("compaction moved no page of the control either");
+	EXPECT_LT(0, s.moved + NPAGES - s.present) TH_LOG("no nonlinear page moved");
+
+	check_all(self, true, &t);
+	RFP_EXPECT_CLEAN(&t, "after compaction");
+	free(rt);
+	free(lpm0);
+	free(lpm1);
+	munmap(lin, NCONTROL * PS);
+	close(lfd);
+}
+
+#ifndef MPOL_BIND
+#define MPOL_BIND 2
+#endif
+#ifndef MPOL_MF_MOVE
+#define MPOL_MF_MOVE (1 << 1)
+#endif
+
+/* move_pages(2) on this process; nodes NULL queries. */
+static long move_pages(size_t n, void **pages, const int *nodes, int *status)
+{
+	return syscall(279, 0, n, pages, nodes, status, nodes ? MPOL_MF_MOVE : 0);
+}
+
+/*
+ * The statuses of a move_pages() call against want (NULL: any node),
+ * PROT_NONE pages counted apart from the others.
+ */
+struct mp_count {
+	long ok, bad, bad_none, none;
+	long first, first_none;
+};
+
+static void mp_compare(const int *status, const int *want, struct mp_count *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->first = c->first_none = -1;
+	for (size_t i = 0; i < NPAGES; i++) {
+		bool none = lay_prot(i) == PROT_NONE;
+
+		c->none += none;
+		if (want ? status[i] == want[i] : status[i] >= 0)
+			c->ok++;
+		else if (none && !c->bad_none++)
+			c->first_none = i;
+		else if (!none && !c->bad++)
+			c->first = i;
+	}
+}
+
+/* want[i], status[i] for the messages; -1 where there is none. */
+static int mp_at(const int *a, long i)
+{
+	return a && i >= 0 ? a[i] : -1;
+}
+
+#define MP_EXPECT(c, status, want, what) do {					\
+	EXPECT_EQ(0, (c)->bad)							\
+		TH_LOG("%s: %ld accessible pages wrong, first: page %ld (prot %d) status %d, want %d", \
+		       what, (c)->bad, (c)->first, lay_prot((c)->first),	\
+		       mp_at(status, (c)->first), mp_at(want, (c)->first));	\
+	EXPECT_EQ(0, (c)->bad_none)						\
+		TH_LOG("%s: %ld of %ld PROT_NONE pages wrong, first: page %ld status %d, want %d", \
+		       what, (c)->bad_none, (c)->none, (c)->first_none,	\
+		       mp_at(status, (c)->first_none), mp_at(want, (c)->first_none)); \
+} while (0)
+
+/*
+ * move_pages() of every page (all populated, PROT_NONE ones too) to the
+ * other node: the status of each is its new node, and once the pages are
+ * present again (migration may leave a SWP_FILE entry behind), a query
+ * says the same; then mbind(MPOL_BIND node 0, MPOL_MF_MOVE) of the whole
+ * VMA brings them all to node 0.  Each time the layout holds.
+ */
+TEST_F_TIMEOUT(mg, move_pages, 120)
+{
+	static void *pages[NPAGES];
+	static int nodes[NPAGES], status[NPAGES], zero[NPAGES];
+	unsigned long mask = 1;
+	struct mp_count c;
+	struct rfp_tally t;
+	long to1 = 0, present;
+
+	if (!build(_metadata, self, true))
+		return;
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "one NUMA node (boot with numa=fake=2 and CONFIG_NUMA_EMU)");
+
+	for (size_t i = 0; i < NPAGES; i++)
+		pages[i] = self->map + i * PS;
+	ASSERT_EQ(0, move_pages(NPAGES, pages, NULL, status)) TH_LOG("%s", strerror(errno));
+	mp_compare(status, NULL, &c);
+	MP_EXPECT(&c, status, NULL, "query before moving");
+	for (size_t i = 0; i < NPAGES; i++) {
+		nodes[i] = status[i] == 1 ? 0 : 1;
+		to1 += nodes[i];
+	}
+
+	ASSERT_EQ(0, move_pages(NPAGES, pages, nodes, status)) TH_LOG("%s", strerror(errno));
+	mp_compare(status, nodes, &c);
+	TH_LOG("move_pages: %ld pages sent to node 1, %ld to node 0: %ld where sent "
+	       "(%ld PROT_NONE pages, %ld of them not)", to1, NPAGES - to1, c.ok, c.none,
+	       c.bad_none);
+	MP_EXPECT(&c, status, nodes, "move_pages status");
+	present = rfp_present(self->map, NPAGES);
+	/* a query finds present pages only: touch them all (checking them) */
+	check_all(self, true, &t);
+	RFP_EXPECT_CLEAN(&t, "after move_pages");
+	ASSERT_EQ(0, move_pages(NPAGES, pages, NULL, status));
+	mp_compare(status, nodes, &c);
+	TH_LOG("after move_pages: %ld pages present; once touched, %ld found where sent",
+	       present, c.ok);
+	MP_EXPECT(&c, status, nodes, "query after move_pages");
+
+	EXPECT_EQ(0, syscall(SYS_mbind, self->map, NPAGES * PS, MPOL_BIND, &mask,
+			     sizeof(mask) * 8, MPOL_MF_MOVE))
+		TH_LOG("mbind: %s", strerror(errno));
+	check_all(self, false, &t);
+	RFP_EXPECT_CLEAN(&t, "after mbind");
+	ASSERT_EQ(0, move_pages(NPAGES, pages, NULL, status));
+	mp_compare(status, zero, &c);
+	TH_LOG("mbind to node 0: %ld pages found there", c.ok);
+	MP_EXPECT(&c, status, zero, "query after mbind");
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Changes of a page's protection and offset after it was mapped and used,
+ * and faults that exist only to track the accessed and dirty bits.
+ *
+ * On x86_64 these are plain PTE updates.  On UML they test the TLB sync:
+ * UML's processes run on host mappings that it updates from its PTEs
+ * (_PAGE_NEWPROT for a protection change, _PAGE_NEWPAGE for a new page),
+ * and it keeps clean pages read-only and old pages inaccessible on the
+ * host to emulate the dirty and accessed bits.  A change must reach the
+ * host mapping before the next access (never wider there than in the
+ * PTE), and a fault that only tracks those bits must be resolved, not
+ * signalled.
+ */
+#include "rfp.h"
+
+#include "kselftest_harness.h"
+
+#define RW (PROT_READ | PROT_WRITE)
+#define NPROT 8
+#define NPAGES 256
+#define ROUNDS 20
+
+static const int prots[NPROT] = {
+	PROT_NONE, PROT_READ, PROT_WRITE, RW, PROT_EXEC,
+	PROT_READ | PROT_EXEC, PROT_WRITE | PROT_EXEC, RW | PROT_EXEC,
+};
+
+FIXTURE(pc) {
+	int fd, self_mem;
+	char *m;
+	unsigned int gen[NPAGES];
+};
+
+FIXTURE_SETUP(pc)
+{
+	self->m = MAP_FAILED;
+	memset(self->gen, 0, sizeof(self->gen));
+	self->fd = memfd_create("rfp_prot_changes", 0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PS));
+	ASSERT_EQ(0, rfp_pattern_fd(self->fd, 0, NPAGES, 0));
+	self->self_mem = open("/proc/self/mem", O_RDWR);
+	ASSERT_LE(0, self->self_mem);
+	self->m = mmap(NULL, NPAGES * PS, RW, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->m);
+	rfp_catch_si();
+}
+
+FIXTURE_TEARDOWN(pc)
+{
+	if (self->m != MAP_FAILED)
+		munmap(self->m, NPAGES * PS);
+	close(self->fd);
+	close(self->self_mem);
+}
+
+/* Every access prot allows, so the mapping holds the page with all of it. */
+static int use(char *a, size_t pgoff, int prot, unsigned int gen)
+{
+	unsigned char v;
+	int code;
+
+	if (rfp_allows_here(prot, RFP_READ) && (code = rfp_try_load(a + RFP_OFF_R, &v)))
+		return code;
+	if (rfp_allows_here(prot, RFP_EXEC) && (code = rfp_try(a + RFP_OFF_X, RFP_EXEC)))
+		return code;
+	if (rfp_allows(prot, RFP_WRITE))
+		return rfp_try_store(a + RFP_OFF_W, rfp_byte(pgoff, RFP_OFF_W, gen));
+	return 0;
+}
+
+/*
+ * Page from * NPROT + to: mapped and used with prots[from] at one file
+ * page, then remapped to another with prots[to] and probed at once.
+ */
+TEST_F(pc, every_transition)
+{
+	struct rfp_tally t = { 0 };
+	int code;
+
+	RFP_FIRST_CHGPROT(return, self->m, PS, PROT_READ, 0);
+	for (int from = 0; from < NPROT; from++) {
+		for (int to = 0; to < NPROT; to++) {
+			size_t i = from * NPROT + to, pg1 = NPAGES - 1 - i;
+			char *a = self->m + i * PS;
+
+			ASSERT_EQ(0, rfp(a, PS, prots[from], i, MAP_CHGPROT));
+			code = use(a, i, prots[from], self->gen[i]);
+			EXPECT_EQ(0, code) TH_LOG("prot %d: an allowed access faulted (%d)",
+						  prots[from], code);
+			ASSERT_EQ(0, rfp(a, PS, prots[to], pg1, MAP_CHGPROT));
+			rfp_check_page(&t, a, i, pg1, prots[to], &self->gen[pg1],
+				       false, self->fd, self->self_mem);
+		}
+	}
+	RFP_EXPECT_CLEAN(&t, "after each change");
+}
+
+/*
+ * Mixed protections over the whole VMA; in each round every page is used
+ * as its protection allows, then MADV_COLD makes the pages old (UML: the
+ * host mapping of an old page is inaccessible) and MADV_PAGEOUT of every
+ * fourth round takes them out, so the next round faults on each page
+ * again.  No allowed access may be signalled, no denied one may pass, and
+ * the contents stay those of each page's file page.
+ */
+TEST_F(pc, tracking_faults)
+{
+	struct rfp_tally t = { 0 };
+	unsigned long faulted = 0;
+
+	RFP_FIRST_CHGPROT(return, self->m, PS, prots[1], NPAGES - 1);
+	for (size_t i = 0; i < NPAGES; i++)
+		ASSERT_EQ(0, rfp(self->m + i * PS, PS, prots[(i + 1) % NPROT],
+				 NPAGES - 1 - i, MAP_CHGPROT));
+	for (int r = 0; r < ROUNDS; r++) {
+		for (size_t i = 0; i < NPAGES; i++) {
+			size_t pg = NPAGES - 1 - i;
+
+			if (use(self->m + i * PS, pg, prots[(i + 1) % NPROT],
+				self->gen[pg]))
+				faulted++;
+		}
+		ASSERT_EQ(0, madvise(self->m, NPAGES * PS,
+				     r % 4 == 3 ? MADV_PAGEOUT : MADV_COLD))
+			TH_LOG("madvise: %s", strerror(errno));
+	}
+	EXPECT_EQ(0, faulted) TH_LOG("%lu allowed accesses were signalled", faulted);
+	for (size_t i = 0; i < NPAGES; i++)
+		rfp_check_page(&t, self->m + i * PS, i, NPAGES - 1 - i,
+			       prots[(i + 1) % NPROT], &self->gen[NPAGES - 1 - i],
+			       true, self->fd, self->self_mem);
+	RFP_EXPECT_CLEAN(&t, "after the rounds");
+}
+
+TEST_HARNESS_MAIN
