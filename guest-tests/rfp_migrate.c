@@ -228,9 +228,10 @@ static void *reader(void *arg)
  * /proc/sys/vm/compact_memory while a thread reads the pages: data and
  * protections hold during and after it, no migration entry stays, and the
  * pages moved.  A plain shared memfd populated alongside shows how many
- * pages compaction moves when it can.
+ * pages compaction moves when it can.  400 s: in UML under TCG, where
+ * every fault and signal goes through the host, it takes 3 minutes.
  */
-TEST_F_TIMEOUT(mg, compaction, 120)
+TEST_F_TIMEOUT(mg, compaction, 400)
 {
 	struct pm_summary s, sl;
 	struct rfp_tally t, *rt;
