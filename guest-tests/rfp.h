@@ -469,20 +469,52 @@ static inline int rfp_try_store64(void *p, uint64_t v)
 	return 0;
 }
 
-/* A /proc/<pid>/meminfo field in kB ("SwapFree"), -1 if absent. */
-static inline long rfp_meminfo_kb(const char *key)
+/*
+ * The number after "key<sep>" on a line of file (/proc/vmstat and cgroup
+ * files: sep ' '; /proc/meminfo: ':'), -1 if absent.
+ */
+static inline long rfp_keyed(const char *file, const char *key, char sep)
 {
 	char line[256];
 	size_t len = strlen(key);
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
+	long v = -1;
+	FILE *f = fopen(file, "r");
 
 	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':')
-			kb = atol(line + len + 1);
+		if (!strncmp(line, key, len) && line[len] == sep)
+			v = atol(line + len + 1);
 	if (f)
 		fclose(f);
-	return kb;
+	return v;
+}
+
+/* A /proc/meminfo field in kB ("SwapFree"), -1 if absent. */
+static inline long rfp_meminfo_kb(const char *key)
+{
+	return rfp_keyed("/proc/meminfo", key, ':');
+}
+
+/*
+ * The eight protections a page of the reclaim, migration and truncation
+ * layouts can have.
+ */
+static const int rfp_prots[8] = {
+	PROT_NONE, PROT_READ, PROT_WRITE, PROT_READ | PROT_WRITE, PROT_EXEC,
+	PROT_READ | PROT_EXEC, PROT_WRITE | PROT_EXEC,
+	PROT_READ | PROT_WRITE | PROT_EXEC,
+};
+
+/*
+ * Make the page at a present as prot allows: read it where prot allows a
+ * read, else through /proc/self/mem (self_mem, FOLL_FORCE).  0 or -1.
+ */
+static inline int rfp_touch(char *a, int prot, int self_mem)
+{
+	unsigned char v;
+
+	if (rfp_allows(prot, RFP_READ))
+		return rfp_try_load(a, &v) ? -1 : 0;
+	return pread(self_mem, &v, 1, (off_t)(uintptr_t)a) == 1 ? 0 : -1;
 }
 
 /* How many of npages from start mincore() calls resident; -1 on error. */

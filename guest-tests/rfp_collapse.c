@@ -23,11 +23,6 @@
 #define MADV_COLLAPSE 25		/* 6.1 uapi; glibc 2.36 lacks it */
 #endif
 
-static const int prots[8] = {
-	PROT_NONE, PROT_READ, PROT_WRITE, RW, PROT_EXEC,
-	PROT_READ | PROT_EXEC, PROT_WRITE | PROT_EXEC, RW | PROT_EXEC,
-};
-
 /* a permutation of [0, NPAGES) without fixed points, mixing both halves */
 static size_t lay_pgoff(size_t i)
 {
@@ -36,7 +31,7 @@ static size_t lay_pgoff(size_t i)
 
 static int lay_prot(size_t i)
 {
-	return prots[(i * 3 + i / 8 + 1) % 8];
+	return rfp_prots[(i * 3 + i / 8 + 1) % 8];
 }
 
 /* Read a sysfs file into buf (trailing newline dropped); 0 or -1. */
@@ -190,12 +185,29 @@ static long pfn_mismatches(FIXTURE_DATA(co) *self, size_t *first)
 	return bad;
 }
 
+/*
+ * After a collapse: every page of the nonlinear VMA has its data and
+ * protection, and sits at its file page's PFN.
+ */
+static void expect_intact(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(co) *self, const char *what)
+{
+	struct rfp_tally t;
+	size_t first = 0;
+	long bad;
+
+	check_nl(self, &t);
+	RFP_EXPECT_CLEAN(&t, what);
+	bad = pfn_mismatches(self, &first);
+	EXPECT_EQ(0, bad) TH_LOG("%s: %ld pages not at their file page's PFN, first %zu",
+				 what, bad, first);
+}
+
 TEST_F_TIMEOUT(co, collapse_keeps_nonlinear, 180)
 {
 	char path[] = THP "shmem_enabled", buf[64];
 	struct rfp_tally t;
-	long pmd_kb, bad;
-	size_t first = 0;
+	long pmd_kb;
 	int waited;
 
 	ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PS));
@@ -236,11 +248,7 @@ TEST_F_TIMEOUT(co, collapse_keeps_nonlinear, 180)
 	pmd_kb = smaps_kb(self->lin, "ShmemPmdMapped");
 	EXPECT_LE((long)(PMD_SZ / 1024), pmd_kb) TH_LOG("no PMD mapping after MADV_COLLAPSE");
 	EXPECT_EQ(1, rfp_vmflag(self->nl, "nl"));
-	check_nl(self, &t);
-	RFP_EXPECT_CLEAN(&t, "after MADV_COLLAPSE");
-	bad = pfn_mismatches(self, &first);
-	EXPECT_EQ(0, bad) TH_LOG("after MADV_COLLAPSE: %ld pages not at their file page's PFN, first %zu",
-				 bad, first);
+	expect_intact(_metadata, self, "after MADV_COLLAPSE");
 
 	/* 2. khugepaged collapses the second PMD on its own */
 	ASSERT_EQ(0, sysfs_read(THP "khugepaged/scan_sleep_millisecs", buf, sizeof(buf)));
@@ -259,11 +267,7 @@ TEST_F_TIMEOUT(co, collapse_keeps_nonlinear, 180)
 		TH_LOG("khugepaged did not collapse the second PMD in %d s", KHUGEPAGED_WAIT);
 	EXPECT_EQ(0, smaps_kb(self->nl, "ShmemPmdMapped"));
 	EXPECT_EQ(1, rfp_vmflag(self->nl, "mp"));
-	check_nl(self, &t);
-	RFP_EXPECT_CLEAN(&t, "after khugepaged");
-	bad = pfn_mismatches(self, &first);
-	EXPECT_EQ(0, bad) TH_LOG("after khugepaged: %ld pages not at their file page's PFN, first %zu",
-				 bad, first);
+	expect_intact(_metadata, self, "after khugepaged");
 }
 
 TEST_HARNESS_MAIN

@@ -21,11 +21,6 @@
 #define BALLAST ((NPAGES + NCONTROL) * BALLAST_RATIO * 4096UL)
 #define RW (PROT_READ | PROT_WRITE)
 
-static const int prots[8] = {
-	PROT_NONE, PROT_READ, PROT_WRITE, RW, PROT_EXEC,
-	PROT_READ | PROT_EXEC, PROT_WRITE | PROT_EXEC, RW | PROT_EXEC,
-};
-
 /* As in rfp_swap.c: a permutation of [0, n) without fixed points. */
 static size_t lay_pgoff(size_t i)
 {
@@ -34,7 +29,7 @@ static size_t lay_pgoff(size_t i)
 
 static int lay_prot(size_t i)
 {
-	return prots[(i * 5 + i / 8 + 1) % 8];
+	return rfp_prots[(i * 5 + i / 8 + 1) % 8];
 }
 
 FIXTURE(mg) {
@@ -83,14 +78,8 @@ static bool build(struct __test_metadata *_metadata, FIXTURE_DATA(mg) *self,
 			TH_LOG("page %zu: %s", i, strerror(errno));
 	}
 	for (size_t i = 0; i < NPAGES; i++) {
-		char *a = self->map + i * PS;
-		unsigned char v;
-
-		if (rfp_allows(lay_prot(i), RFP_READ)) {
-			ASSERT_EQ(0, rfp_try_load(a, &v));
-		} else {
-			ASSERT_EQ(1, pread(self->self_mem, &v, 1, (off_t)(uintptr_t)a));
-		}
+		ASSERT_EQ(0, rfp_touch(self->map + i * PS, lay_prot(i), self->self_mem))
+			TH_LOG("page %zu (prot %d) cannot be populated", i, lay_prot(i));
 	}
 	ASSERT_EQ(0, rfp_pagemap(self->map, NPAGES, self->pm0));
 	for (size_t i = 0; i < NPAGES; i++) {
@@ -138,22 +127,6 @@ static int migration_type(void)
 	/* SWP_SWAPIN_ERROR_NUM is 1 in 6.1, SWP_FILE_NUM 1 with the series */
 	max = 32 - 4 * device - 3 - hwpoison - marker - 1 - manyprots;
 	return max + hwpoison;
-}
-
-/* A /proc/vmstat counter, -1 if absent. */
-static long vmstat(const char *key)
-{
-	char line[256];
-	size_t len = strlen(key);
-	long v = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ' ')
-			v = atol(line + len + 1);
-	if (f)
-		fclose(f);
-	return v;
 }
 
 struct pm_summary {
@@ -281,8 +254,8 @@ TEST_F_TIMEOUT(mg, compaction, 400)
 	ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm0));
 	ASSERT_EQ(0, munmap(ballast, BALLAST));
 
-	mig0 = vmstat("pgmigrate_success");
-	fail0 = vmstat("pgmigrate_fail");
+	mig0 = rfp_keyed("/proc/vmstat", "pgmigrate_success", ' ');
+	fail0 = rfp_keyed("/proc/vmstat", "pgmigrate_fail", ' ');
 	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
 	ASSERT_EQ(0, pthread_create(&th, NULL, reader, self));
 	/*
@@ -306,8 +279,8 @@ TEST_F_TIMEOUT(mg, compaction, 400)
 	ASSERT_NE(NULL, rt);
 	RFP_EXPECT_CLEAN(rt, "reader during compaction");
 	EXPECT_LT(0, rt->pages);
-	mig1 = vmstat("pgmigrate_success");
-	fail1 = vmstat("pgmigrate_fail");
+	mig1 = rfp_keyed("/proc/vmstat", "pgmigrate_success", ' ');
+	fail1 = rfp_keyed("/proc/vmstat", "pgmigrate_fail", ' ');
 
 	ASSERT_EQ(0, rfp_pagemap(self->map, NPAGES, self->pm1));
 	ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm1));

@@ -21,11 +21,6 @@
 #define NPAGES 256
 #define ROUNDS 20
 
-static const int prots[NPROT] = {
-	PROT_NONE, PROT_READ, PROT_WRITE, RW, PROT_EXEC,
-	PROT_READ | PROT_EXEC, PROT_WRITE | PROT_EXEC, RW | PROT_EXEC,
-};
-
 FIXTURE(pc) {
 	int fd, self_mem;
 	char *m;
@@ -71,8 +66,8 @@ static int use(char *a, size_t pgoff, int prot, unsigned int gen)
 }
 
 /*
- * Page from * NPROT + to: mapped and used with prots[from] at one file
- * page, then remapped to another with prots[to] and probed at once.
+ * Page from * NPROT + to: mapped and used with rfp_prots[from] at one file
+ * page, then remapped to another with rfp_prots[to] and probed at once.
  */
 TEST_F(pc, every_transition)
 {
@@ -85,12 +80,12 @@ TEST_F(pc, every_transition)
 			size_t i = from * NPROT + to, pg1 = NPAGES - 1 - i;
 			char *a = self->m + i * PS;
 
-			ASSERT_EQ(0, rfp(a, PS, prots[from], i, MAP_CHGPROT));
-			code = use(a, i, prots[from], self->gen[i]);
+			ASSERT_EQ(0, rfp(a, PS, rfp_prots[from], i, MAP_CHGPROT));
+			code = use(a, i, rfp_prots[from], self->gen[i]);
 			EXPECT_EQ(0, code) TH_LOG("prot %d: an allowed access faulted (%d)",
-						  prots[from], code);
-			ASSERT_EQ(0, rfp(a, PS, prots[to], pg1, MAP_CHGPROT));
-			rfp_check_page(&t, a, i, pg1, prots[to], &self->gen[pg1],
+						  rfp_prots[from], code);
+			ASSERT_EQ(0, rfp(a, PS, rfp_prots[to], pg1, MAP_CHGPROT));
+			rfp_check_page(&t, a, i, pg1, rfp_prots[to], &self->gen[pg1],
 				       false, self->fd, self->self_mem);
 		}
 	}
@@ -110,15 +105,15 @@ TEST_F(pc, tracking_faults)
 	struct rfp_tally t = { 0 };
 	unsigned long faulted = 0;
 
-	RFP_FIRST_CHGPROT(return, self->m, PS, prots[1], NPAGES - 1);
+	RFP_FIRST_CHGPROT(return, self->m, PS, rfp_prots[1], NPAGES - 1);
 	for (size_t i = 0; i < NPAGES; i++)
-		ASSERT_EQ(0, rfp(self->m + i * PS, PS, prots[(i + 1) % NPROT],
+		ASSERT_EQ(0, rfp(self->m + i * PS, PS, rfp_prots[(i + 1) % NPROT],
 				 NPAGES - 1 - i, MAP_CHGPROT));
 	for (int r = 0; r < ROUNDS; r++) {
 		for (size_t i = 0; i < NPAGES; i++) {
 			size_t pg = NPAGES - 1 - i;
 
-			if (use(self->m + i * PS, pg, prots[(i + 1) % NPROT],
+			if (use(self->m + i * PS, pg, rfp_prots[(i + 1) % NPROT],
 				self->gen[pg]))
 				faulted++;
 		}
@@ -129,7 +124,7 @@ TEST_F(pc, tracking_faults)
 	EXPECT_EQ(0, faulted) TH_LOG("%lu allowed accesses were signalled", faulted);
 	for (size_t i = 0; i < NPAGES; i++)
 		rfp_check_page(&t, self->m + i * PS, i, NPAGES - 1 - i,
-			       prots[(i + 1) % NPROT], &self->gen[NPAGES - 1 - i],
+			       rfp_prots[(i + 1) % NPROT], &self->gen[NPAGES - 1 - i],
 			       true, self->fd, self->self_mem);
 	RFP_EXPECT_CLEAN(&t, "after the rounds");
 }

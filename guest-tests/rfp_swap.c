@@ -24,11 +24,6 @@
 #define FORK_PAGES 2048		/* for the fork variant, to bound its time */
 #define RW (PROT_READ | PROT_WRITE)
 
-static const int prots[8] = {
-	PROT_NONE, PROT_READ, PROT_WRITE, RW, PROT_EXEC,
-	PROT_READ | PROT_EXEC, PROT_WRITE | PROT_EXEC, RW | PROT_EXEC,
-};
-
 /*
  * Page i of an n-page layout maps file page (i * 1031 + 17) mod n, a
  * permutation without fixed points for n a power of two (1030 i = -17 has
@@ -44,7 +39,7 @@ static size_t lay_pgoff(size_t i, size_t n)
 
 static int lay_prot(size_t i)
 {
-	return prots[(i * 5 + i / 8 + 1) % 8];
+	return rfp_prots[(i * 5 + i / 8 + 1) % 8];
 }
 
 struct layout {
@@ -97,14 +92,8 @@ static bool lay_build(struct __test_metadata *_metadata, struct layout *l,
 	}
 	/* remap_file_pages() populates; make sure of it for every page */
 	for (size_t i = 0; i < n; i++) {
-		char *a = l->map + i * PS;
-		unsigned char v;
-
-		if (rfp_allows(lay_prot(i), RFP_READ)) {
-			ASSERT_EQ(0, rfp_try_load(a, &v));
-		} else {
-			ASSERT_EQ(1, pread(l->self_mem, &v, 1, (off_t)(uintptr_t)a));
-		}
+		ASSERT_EQ(0, rfp_touch(l->map + i * PS, lay_prot(i), l->self_mem))
+			TH_LOG("page %zu (prot %d) cannot be populated", i, lay_prot(i));
 	}
 	return true;
 }
@@ -296,22 +285,6 @@ static int write_str(const char *path, const char *s)
 		ret = -1;
 	close(fd);
 	return ret;
-}
-
-/* The value of "key value" line key in file, -1 if absent. */
-static long keyed(const char *file, const char *key)
-{
-	char line[256];
-	size_t len = strlen(key);
-	long v = -1;
-	FILE *f = fopen(file, "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ' ')
-			v = atol(line + len + 1);
-	if (f)
-		fclose(f);
-	return v;
 }
 
 static long read_long(const char *file)
@@ -509,11 +482,11 @@ TEST_F_TIMEOUT(sw, memcg_pressure, 120)
 
 	/* read what the cgroup saw, then remove it before asserting */
 	snprintf(path, sizeof(path), "%s/memory.events", cg);
-	max_events = keyed(path, "max");
-	oom_kill = keyed(path, "oom_kill");
+	max_events = rfp_keyed(path, "max", ' ');
+	oom_kill = rfp_keyed(path, "oom_kill", ' ');
 	snprintf(path, sizeof(path), "%s/memory.stat", cg);
-	pgscan = keyed(path, "pgscan");
-	pgsteal = keyed(path, "pgsteal");
+	pgscan = rfp_keyed(path, "pgscan", ' ');
+	pgsteal = rfp_keyed(path, "pgsteal", ' ');
 	EXPECT_EQ(0, rmdir(cg)) TH_LOG("rmdir %s: %s", cg, strerror(errno));
 
 	TH_LOG("child: %ld touches (%ld writes, %ld denied), resident %ld of %d pages, "

@@ -21,11 +21,6 @@
 
 #define RW (PROT_READ | PROT_WRITE)
 
-static const int prots[8] = {
-	PROT_NONE, PROT_READ, PROT_WRITE, RW, PROT_EXEC,
-	PROT_READ | PROT_EXEC, PROT_WRITE | PROT_EXEC, RW | PROT_EXEC,
-};
-
 #define FPAGES 64	/* the memfd */
 #define MPAGES 32	/* the VMA */
 #define NEW_EOF 40	/* ftruncate() down to this many pages */
@@ -45,7 +40,7 @@ static size_t tr_pgoff(size_t i)
  */
 static int tr_prot(size_t i)
 {
-	int prot = prots[(i + 1) % 8];
+	int prot = rfp_prots[(i + 1) % 8];
 
 	if (tr_pgoff(i) >= NEW_EOF && prot == PROT_NONE)
 		prot = PROT_READ;
@@ -244,7 +239,7 @@ static size_t s_stable_pgoff(size_t i)
 
 static int s_stable_prot(size_t i)
 {
-	return prots[(i / 4 + 1) % 8];
+	return rfp_prots[(i / 4 + 1) % 8];
 }
 
 /* The layout of the quiet pass at the end. */
@@ -255,7 +250,7 @@ static size_t s_final_pgoff(size_t i)
 
 static int s_final_prot(size_t i)
 {
-	return prots[(i * 3 + 1) % 8];
+	return rfp_prots[(i * 3 + 1) % 8];
 }
 
 static char *s_map;
@@ -428,7 +423,7 @@ static void *remapper(void *arg)
 			prot = s_stable_prot(i);
 		} else {
 			pgoff = (r >> 20) % S_FPAGES;
-			prot = prots[(r >> 12) % 8];
+			prot = rfp_prots[(r >> 12) % 8];
 		}
 		if (rfp(s_map + i * PS, PS, prot, pgoff, flags)) {
 			int err = errno;
