@@ -14,6 +14,8 @@
  */
 #include "rfp.h"
 
+#include <time.h>
+
 #include "kselftest_harness.h"
 
 #define RW (PROT_READ | PROT_WRITE)
@@ -69,7 +71,13 @@ static int use(char *a, size_t pgoff, int prot, unsigned int gen)
  * Page from * NPROT + to: mapped and used with rfp_prots[from] at one file
  * page, then remapped to another with rfp_prots[to] and probed at once.
  */
-TEST_F(pc, every_transition)
+/*
+ * Both tests fault and (below) swap page by page; UML under TCG takes
+ * close to the harness's default 30 s for them, so give them room.
+ */
+#define PC_TIMEOUT 300
+
+TEST_F_TIMEOUT(pc, every_transition, PC_TIMEOUT)
 {
 	struct rfp_tally t = { 0 };
 	int code;
@@ -100,10 +108,11 @@ TEST_F(pc, every_transition)
  * again.  No allowed access may be signalled, no denied one may pass, and
  * the contents stay those of each page's file page.
  */
-TEST_F(pc, tracking_faults)
+TEST_F_TIMEOUT(pc, tracking_faults, PC_TIMEOUT)
 {
 	struct rfp_tally t = { 0 };
 	unsigned long faulted = 0;
+	time_t start = time(NULL);
 
 	RFP_FIRST_CHGPROT(return, self->m, PS, rfp_prots[1], NPAGES - 1);
 	for (size_t i = 0; i < NPAGES; i++)
@@ -121,6 +130,7 @@ TEST_F(pc, tracking_faults)
 				     r % 4 == 3 ? MADV_PAGEOUT : MADV_COLD))
 			TH_LOG("madvise: %s", strerror(errno));
 	}
+	TH_LOG("%d rounds in %ld s", ROUNDS, (long)(time(NULL) - start));
 	EXPECT_EQ(0, faulted) TH_LOG("%lu allowed accesses were signalled", faulted);
 	for (size_t i = 0; i < NPAGES; i++)
 		rfp_check_page(&t, self->m + i * PS, i, NPAGES - 1 - i,
