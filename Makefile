@@ -3,7 +3,9 @@
 #
 #   make test     build both kernels and the images, run the guest tests in
 #                 QEMU and in UML inside it, print "N passed, N failed"
-#   make bench    boot the guest, run a workload in UML, report host VMAs
+#   make bench    per-page mappings against one collapsed VMA, in the QEMU
+#                 guest and in UML inside it: build/bench/REPORT.md, plots
+#                 (QUICK=1: fewer sizes and runs, about 10 minutes)
 #   make run      interactive shell in the QEMU guest (run-uml starts UML)
 #   make lint     scripts/checkpatch.pl --strict on every patch in patches/
 #   make kernels / images / guest-tests / selftests-vm / tree: the build steps alone
@@ -71,8 +73,10 @@ images: $(IMG)/guest.img
 test: kernels images
 	@scripts/run-tests
 
+# QUICK=1: the short bench (bench/run --quick)
+QUICK ?=
 bench: kernels images
-	@bench/run
+	@bench/run $(if $(filter-out 0,$(QUICK)),--quick)
 
 run: kernels images
 	@qemu/run

@@ -1,42 +1,66 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Workload for the UML VMA count: map ARG1 MiB of anonymous memory, touch
- * its pages in a shuffled order (so UML maps them into its host process one
- * by one, in no mergeable order), then hold them for ARG2 seconds while the
- * guest samples /proc/PID/maps of UML's host processes.
+ * UML workload: map ARG1 MiB of anonymous memory, touch its pages in a
+ * shuffled order (so UML maps them into its host process one by one, in
+ * no mergeable order), print how long the touching took, then hold the
+ * pages ARG2 milliseconds so the sampler outside UML sees them all.
+ *
+ * usage: uml-touch MIB [HOLD_MS]     prints "touch_ms=T pages=N"
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 int main(int argc, char **argv)
 {
-	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 0) : 16;
-	unsigned int hold = argc > 2 ? strtoul(argv[2], NULL, 0) : 3;
+	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 0) : 0;
+	unsigned long hold = argc > 2 ? strtoul(argv[2], NULL, 0) : 0;
 	long psz = sysconf(_SC_PAGESIZE);
-	size_t n = mib * 1024 * 1024 / psz;
-	size_t *order = malloc(n * sizeof(*order));
-	char *m = mmap(NULL, n * psz, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t n = mib * 1024 * 1024 / psz, *order;
+	struct timespec ts = { hold / 1000, hold % 1000 * 1000000 };
+	unsigned long long x = 88172645463325252ull;
+	double t0;
+	char *m;
 
+	if (argc < 2 || argc > 3 || !n) {
+		fprintf(stderr, "usage: uml-touch MIB [HOLD_MS]\n");
+		return 2;
+	}
+	order = malloc(n * sizeof(*order));
+	m = mmap(NULL, n * psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!order || m == MAP_FAILED) {
 		perror("uml-touch");
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
-	srand(1);
 	for (size_t i = n - 1; i > 0; i--) {
-		size_t j = rand() % (i + 1), t = order[i];
+		size_t j, t;
 
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = x % (i + 1);
+		t = order[i];
 		order[i] = order[j];
 		order[j] = t;
 	}
+	t0 = now_ms();
 	for (size_t i = 0; i < n; i++)
 		m[order[i] * psz] = 1;
-	printf("uml-touch: %zu pages touched, holding %us\n", n, hold);
+	printf("touch_ms=%.0f pages=%zu\n", now_ms() - t0, n);
 	fflush(stdout);
-	sleep(hold);
+	nanosleep(&ts, NULL);
 	return 0;
 }
