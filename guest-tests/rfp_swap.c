@@ -419,7 +419,7 @@ cg_child(struct __test_metadata *_metadata, const char *cg, struct cg_report *re
  * the limit can only hold by reclaiming those pages, and every page must
  * come back right.
  */
-TEST_F_TIMEOUT(sw, memcg_pressure, 120)
+TEST_F_TIMEOUT(sw, memcg_pressure, 240)
 {
 	struct cg_report *rep;
 	char cg[128], path[256], buf[32];
