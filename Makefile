@@ -8,6 +8,8 @@
 #                 (QUICK=1: fewer sizes and runs, about 10 minutes)
 #   make run      interactive shell in the QEMU guest (run-uml starts UML)
 #   make lint     scripts/checkpatch.pl --strict on every patch in patches/
+#   make test-clean-root  what CI (.ci/run) does: make test in a throw-away
+#                 minimal Debian root (scripts/clean-root), in build/clean-root
 #   make kernels / images / guest-tests / selftests-vm / tree: the build steps alone
 #   make clean    remove build/ (caches in $(CACHE) stay)
 
@@ -23,8 +25,8 @@ IMG := $(BUILD)/images
 ROOTFS_TAR := $(CACHE)/bookworm-minbase.tar
 PATCHES := $(shell sed -e 's/\#.*//' patches/series 2>/dev/null)
 
-.PHONY: all test bench run lint deps tree kernels kernel-x86_64 kernel-um \
-	guest-tests selftests-vm images clean FORCE
+.PHONY: all test test-clean-root bench run lint deps tree kernels kernel-x86_64 \
+	kernel-um guest-tests selftests-vm images clean FORCE
 all: kernels images
 
 deps:
@@ -72,6 +74,14 @@ images: $(IMG)/guest.img
 
 test: kernels images
 	@scripts/run-tests
+
+# CI's run (.ci/run): scripts/install-deps and make test in a throw-away
+# Debian root with only minbase, so that a package install-deps forgot
+# fails here.  Its own build directory, emptied first: a fresh machine's
+# build, and this tree's build/ stays as it is.
+test-clean-root:
+	rm -rf $(BUILD)/clean-root
+	@BUILD=$(BUILD)/clean-root .ci/run
 
 # QUICK=1: the short bench (bench/run --quick)
 QUICK ?=
