@@ -6,11 +6,11 @@
 # writes OUTDIR/host-{vmas,memory,time,fork}.svg, log-log.
 if (!exists("dir")) dir = "."
 f(m, w) = sprintf("%s/host-%s-%s.dat", dir, m, w)
-set terminal svg size 860,620 dynamic enhanced font "sans,12" background "white"
+set terminal svg size 860,560 dynamic enhanced font "sans,12" background "white"
 set logscale xy
-set grid xtics ytics mxtics mytics lc rgb "#dddddd"
-set key below Left reverse box maxcols 2
-set xlabel "N (single-page mappings)" offset 0,0.6
+set grid xtics ytics lc rgb "#dddddd"
+set key top left Left reverse box opaque samplen 3 font ",10"
+set xlabel "N (single-page mappings)"
 set format x "%.0s%c"
 set xrange [600:*]
 set pointsize 0.8
@@ -19,6 +19,7 @@ co = "lw 2 dt 1 pt 7"
 limit = real(system(sprintf("cat %s/host-limit.dat", dir)))
 
 set output dir."/host-vmas.svg"
+set key center right
 set title "VMAs in the range (median, min-max bars)"
 set ylabel "VMAs"
 set arrow 1 from graph 0, first limit to graph 1, first limit nohead lc rgb "#aa0000" dt 3
@@ -32,6 +33,8 @@ unset label 1
 set yrange [*:*]
 
 set output dir."/host-memory.svg"
+set key top left
+set yrange [0.1:1e8]	# room for the key above the data
 set title "Kernel memory after set-up (median, min-max bars)"
 set ylabel "KiB"
 plot f("vma_mem","perpage") u 1:2:3:4 w yerrorlines @pp lc rgb "#c0392b" t "per-page: VMA slabs (vm\\_area\\_struct + maple\\_node)", \
@@ -41,6 +44,7 @@ plot f("vma_mem","perpage") u 1:2:3:4 w yerrorlines @pp lc rgb "#c0392b" t "per-
      f("pte","perpage") u 1:2:3:4 w yerrorlines @pp lc rgb "#999999" t "per-page: page tables after fault-in", \
      f("pte","collapsed") u 1:2:3:4 w yerrorlines @co lc rgb "#555555" t "collapsed: page tables after fault-in"
 
+set yrange [*:*]
 set output dir."/host-time.svg"
 set title "Time per page (median, min-max bars; relative only under TCG)"
 set ylabel "µs per page"

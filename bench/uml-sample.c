@@ -15,7 +15,9 @@
  * (procs of them, sum_vmas and max_vmas over them).
  * t_ms counts from the sampler's start, phase is the first line of
  * PHASEFILE (written by the workload in UML through hostfs; "-" while it
- * is missing).  Runs until PID exits (-w) or SIGTERM/SIGINT.
+ * is missing).  With -c, the number of samples taken so far is written
+ * to COUNTFILE after each sample, so that a workload can wait for one.
+ * Runs until PID exits (-w) or SIGTERM/SIGINT.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -40,10 +42,11 @@ static void on_signal(int sig)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: uml-sample [-i MS] [-p PHASEFILE] [-w PID] OUT.csv\n"
+		"usage: uml-sample [-i MS] [-p PHASEFILE] [-c COUNTFILE] [-w PID] OUT.csv\n"
 		"  -i MS         sampling interval (default 500; longer where a\n"
 		"                sample takes more than a tenth of it)\n"
 		"  -p PHASEFILE  file whose first line names the current phase\n"
+		"  -c COUNTFILE  file to write the number of samples taken to\n"
 		"  -w PID        stop when PID is gone (default: at SIGTERM)\n");
 	exit(2);
 }
@@ -121,6 +124,21 @@ static long long slab_bytes(void)
 	return sum;
 }
 
+/* write N to FILE through a new file renamed over it: readers see all or nothing */
+static void write_count(const char *file, unsigned long n)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "%lu\n", n);
+	if (fclose(f) == 0)
+		rename(tmp, file);
+}
+
 static void read_phase(const char *file, char *phase, size_t size)
 {
 	FILE *f = file ? fopen(file, "r") : NULL;
@@ -137,20 +155,24 @@ static void read_phase(const char *file, char *phase, size_t size)
 
 int main(int argc, char **argv)
 {
-	const char *phasefile = NULL;
+	const char *phasefile = NULL, *countfile = NULL;
+	unsigned long count = 0;
 	long interval = 500, wait_pid = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t start;
 	FILE *out;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "i:p:w:h")) != -1) {
+	while ((opt = getopt(argc, argv, "i:p:c:w:h")) != -1) {
 		switch (opt) {
 		case 'i':
 			interval = strtol(optarg, NULL, 10);
 			break;
 		case 'p':
 			phasefile = optarg;
+			break;
+		case 'c':
+			countfile = optarg;
 			break;
 		case 'w':
 			wait_pid = strtol(optarg, NULL, 10);
@@ -214,6 +236,8 @@ int main(int argc, char **argv)
 			(unsigned long long)t, phase, procs, sum, max, kernel,
 			slab_bytes());
 		fflush(out);
+		if (countfile)
+			write_count(countfile, ++count);
 		/*
 		 * Reading the maps of a process with 65k VMAs takes long under
 		 * TCG, and holds its mmap_lock: never spend more than a tenth

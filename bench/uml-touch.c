@@ -3,15 +3,30 @@
  * UML workload: map ARG1 MiB of anonymous memory, touch its pages in a
  * shuffled order (so UML maps them into its host process one by one, in
  * no mergeable order), print how long the touching took, then hold the
- * pages ARG2 milliseconds so the sampler outside UML sees them all.
+ * pages HOLD_MS milliseconds so the sampler outside UML sees them all, and
+ * with COUNTFILE (the sampler's count of samples, through hostfs) until it
+ * has taken two more samples, at most 120 s.
  *
- * usage: uml-touch MIB [HOLD_MS]     prints "touch_ms=T pages=N"
+ * usage: uml-touch MIB [HOLD_MS [COUNTFILE]]   prints "touch_ms=T pages=N"
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+static long read_count(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
 
 static double now_ms(void)
 {
@@ -32,8 +47,8 @@ int main(int argc, char **argv)
 	double t0;
 	char *m;
 
-	if (argc < 2 || argc > 3 || !n) {
-		fprintf(stderr, "usage: uml-touch MIB [HOLD_MS]\n");
+	if (argc < 2 || argc > 4 || !n) {
+		fprintf(stderr, "usage: uml-touch MIB [HOLD_MS [COUNTFILE]]\n");
 		return 2;
 	}
 	order = malloc(n * sizeof(*order));
@@ -62,5 +77,13 @@ int main(int argc, char **argv)
 	printf("touch_ms=%.0f pages=%zu\n", now_ms() - t0, n);
 	fflush(stdout);
 	nanosleep(&ts, NULL);
+	if (argc > 3) {
+		struct timespec tick = { 0, 100000000 };
+		long first = read_count(argv[3]);
+
+		for (int i = 0; i < 1200 && first >= 0 &&
+		     read_count(argv[3]) < first + 2; i++)
+			nanosleep(&tick, NULL);
+	}
 	return 0;
 }

@@ -10,15 +10,15 @@ if (!exists("tag")) tag = "main"
 if (!exists("run")) run = "1"
 f(m) = sprintf("%s/uml-%s-%s.dat", dir, tag, m)
 p(m) = sprintf("%s/uml-%s-phases-%s.dat", dir, tag, m)
-set terminal svg size 900,640 dynamic enhanced font "sans,12" background "white"
+set terminal svg size 900,560 dynamic enhanced font "sans,12" background "white"
 set output sprintf("%s/uml-%s.svg", dir, tag)
 set title sprintf("Host VMAs of UML's host processes over time (run %s of each mode, sampled about every 0.5 s)", run)
 set logscale y
-set grid xtics ytics mytics lc rgb "#dddddd"
-set key below Left reverse box maxcols 2
-set xlabel "seconds since run-uml started (UML boot included)" offset 0,0.6
+set grid xtics ytics lc rgb "#dddddd"
+set key top left Left reverse box opaque samplen 3 font ",10" maxrows 3
+set xlabel "seconds since run-uml started (UML boot included)"
 set ylabel "host VMAs (lines of /proc/PID/maps)"
-set yrange [1:*]
+set yrange [1:1e7]	# room for the key above the data
 plot f("permap") u 1:2 w steps lw 2 lc rgb "#c0392b" t "per-page (permap): all guest processes", \
      f("permap") u 1:3 w steps lw 1 dt 2 lc rgb "#c0392b" t "per-page: the largest guest process", \
      f("permap") u 1:4 w steps lw 1 dt 3 lc rgb "#e6a09a" t "per-page: the UML kernel", \
