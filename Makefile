@@ -60,15 +60,26 @@ selftests-vm: $(SV_STAMP)
 $(SV_STAMP): $(KX)/arch/x86/boot/bzImage selftests/vm.list FORCE
 	@scripts/build-selftests-vm $(TREE) $(KX)/usr/include $(BUILD)/selftests-vm selftests/vm.list
 
+# UML as a host client of remap_file_pages(MAP_CHGPROT), checked from the
+# QEMU guest (uml-rootfs/hostmm-check): the workload UML runs goes into
+# both images, the QEMU guest's peek helper into guest.img.  Static like
+# the guest tests; plain libc, no kernel headers.
+HM := $(BUILD)/hostmm
+$(HM)/%: uml-rootfs/%.c
+	@mkdir -p $(HM)
+	@echo "hostmm: building $*"
+	@$(CC) -O2 -g -Wall -Werror -static -o $@ $<
+
 $(ROOTFS_TAR): | deps
 	@mkdir -p $(CACHE)
 	@scripts/debootstrap-base $@
 
-GUEST_FILES := qemu/guest-init guest-tests/run-tests scripts/mkimage $(ROOTFS_TAR)
+GUEST_FILES := qemu/guest-init guest-tests/run-tests scripts/mkimage $(ROOTFS_TAR) \
+	$(HM)/scatter-touch
 $(IMG)/uml.img: $(GUEST_FILES) $(GT_STAMP)
 	@scripts/mkimage uml $(BUILD)
 $(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml $(GUEST_FILES) \
-		$(SV_STAMP) selftests/run-vm
+		$(SV_STAMP) selftests/run-vm uml-rootfs/hostmm-check $(HM)/hostmm-peek
 	@scripts/mkimage qemu $(BUILD)
 images: $(IMG)/guest.img
 
