@@ -696,4 +696,103 @@ static inline void rfp_check_page(struct rfp_tally *t, char *a, size_t idx,
 		       (t)->io_errors, (t)->first);			\
 } while (0)
 
+/*
+ * The usual fixture of the review tests: a memfd of file_pages pages, the
+ * first filled_pages of them holding rfp_fill_page() contents and the rest
+ * holes, and a MAP_SHARED mapping of its first npages with prot.
+ */
+struct rfp_area {
+	int fd;
+	char *m;
+	size_t n;
+};
+
+static inline int rfp_area_open(struct rfp_area *a, size_t npages,
+				size_t file_pages, size_t filled_pages, int prot)
+{
+	a->m = MAP_FAILED;
+	a->n = npages;
+	a->fd = memfd_create("rfp-area", 0);
+	if (a->fd < 0 || rfp_fill_fd(a->fd, filled_pages) ||
+	    ftruncate(a->fd, file_pages * PS))
+		return -1;
+	a->m = mmap(NULL, npages * PS, prot, MAP_SHARED, a->fd, 0);
+	return a->m == MAP_FAILED ? -1 : 0;
+}
+
+static inline void rfp_area_close(struct rfp_area *a)
+{
+	if (a->m != MAP_FAILED)
+		munmap(a->m, a->n * PS);
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+	a->m = MAP_FAILED;
+}
+
+/* Whether file page pgoff of fd has memory (shmem SEEK_DATA). */
+static inline bool rfp_file_has_page(int fd, size_t pgoff)
+{
+	return lseek(fd, (off_t)(pgoff * PS), SEEK_DATA) == (off_t)(pgoff * PS);
+}
+
+/*
+ * Whether the page mapped at addr is mlocked (KPF_MLOCKED of
+ * /proc/kpageflags; root): 1, 0, or -1 if not present or unreadable.
+ * Exact, unlike the Mlocked counter of /proc/meminfo, which lags by the
+ * per-CPU vmstat thresholds.
+ */
+static inline int rfp_mlocked(const void *addr)
+{
+	uint64_t pm, flags;
+	int fd, ret = -1;
+
+	if (rfp_pagemap(addr, 1, &pm) || !(pm & RFP_PM_PRESENT) || !RFP_PM_PFN(pm))
+		return -1;
+	fd = open("/proc/kpageflags", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &flags, sizeof(flags), (off_t)(RFP_PM_PFN(pm) * sizeof(flags))) ==
+	    sizeof(flags))
+		ret = !!(flags & (1ULL << 33));
+	close(fd);
+	return ret;
+}
+
+/* How many of npages from start are present and mlocked; -1 on error. */
+static inline long rfp_mlocked_pages(const void *start, size_t npages)
+{
+	long n = 0;
+
+	for (size_t i = 0; i < npages; i++)
+		n += rfp_mlocked((const char *)start + i * PS) == 1;
+	return n;
+}
+
+/* A number from a one-value file (debugfs counters, sysctls); -1 if none. */
+static inline long rfp_read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f && fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static inline int rfp_write_str(const char *path, const char *v)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(v, f) < 0 ? -1 : 0;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
 #endif
