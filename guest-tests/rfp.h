@@ -333,6 +333,7 @@ static inline int rfp_vmflag(const void *addr, const char *flag)
  * of whole pages, and what /proc says about a range.
  */
 #include <fcntl.h>
+#include <sys/mount.h>
 
 /* rfp_catch(): its handler also keeps the si_code of a SIGBUS. */
 static inline void rfp_catch_si(void)
@@ -780,6 +781,18 @@ static inline long rfp_read_long(const char *path)
 	if (f)
 		fclose(f);
 	return v;
+}
+
+/*
+ * rmap walks of whole nonlinear VMAs so far (debugfs, mounted here if it
+ * is not): -2 if this kernel has no debugfs, -1 if it has no counter.
+ */
+static inline long rfp_rmap_walks(void)
+{
+	if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) &&
+	    errno == ENODEV)
+		return -2;
+	return rfp_read_long("/sys/kernel/debug/manyprots/rmap_vma_walks");
 }
 
 static inline int rfp_write_str(const char *path, const char *v)

@@ -10,12 +10,11 @@
  *   reclaim then walks the whole VMA (counted in debugfs), otherwise never.
  */
 #include "rfp.h"
-#include <sys/mount.h>
 #include <linux/mempolicy.h>
 #include "kselftest_harness.h"
 
 #define NPAGES 64
-#define WALKS "/sys/kernel/debug/manyprots/rmap_vma_walks"
+#define WALKS "debugfs manyprots/rmap_vma_walks"
 
 #define NEED_SWAP() do {						\
 	if (rfp_meminfo_kb("SwapTotal") <= 0)				\
@@ -117,14 +116,9 @@ TEST_F(split, new_mapping_in_hole)
 	EXPECT_EQ(0, bad_pages(m, NPAGES / 2, NPAGES));
 }
 
-/* The walk counter; -2 if this kernel has no debugfs at all. */
 static long walks(void)
 {
-	/* debugfs may not be mounted yet (EBUSY if it is) */
-	if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) &&
-	    errno == ENODEV)
-		return -2;
-	return rfp_read_long(WALKS);
+	return rfp_rmap_walks();
 }
 
 #define NEED_DEBUGFS() do {						\

@@ -541,11 +541,14 @@ static double time_pageout(struct __test_metadata *_metadata, char *map, size_t 
 /*
  * Figure: MADV_PAGEOUT of RATE_PAGES nonlinear pages against as many
  * pages of a plain shared memfd mapping, populated alike, in one run.
+ * Both must be paged out, and where debugfs shows the count, the nonlinear
+ * ones without a walk of the whole VMA (no file page is at two addresses).
  */
 TEST_F_TIMEOUT(sw, reclaim_rate, 120)
 {
 	struct layout *l = &self->l;
 	double tn, tl;
+	long walks;
 	char *lin;
 	int fd;
 
@@ -561,7 +564,12 @@ TEST_F_TIMEOUT(sw, reclaim_rate, 120)
 		(void)*(volatile char *)(lin + i * PS);
 
 	tl = time_pageout(_metadata, lin, RATE_PAGES, "linear");
+	walks = rfp_rmap_walks();
 	tn = time_pageout(_metadata, l->map, RATE_PAGES, "nonlinear");
+	/* no page is at two addresses: rmap finds each through the index */
+	if (walks >= 0)
+		EXPECT_EQ(walks, rfp_rmap_walks())
+			TH_LOG("reclaim walked whole VMAs");
 	TH_LOG("reclaim: nonlinear %d pages in %.1f ms (%.0f pages/s), linear %d pages in %.1f ms (%.0f pages/s), ratio %.2f",
 	       RATE_PAGES, tn, RATE_PAGES / tn * 1e3, RATE_PAGES, tl,
 	       RATE_PAGES / tl * 1e3, tn / tl);
