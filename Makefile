@@ -1,8 +1,10 @@
 # Entry points.  `make test` and `make bench` do everything from a fresh
 # Debian 12 clone (as root they apt-get what is missing).
 #
-#   make test     build both kernels and the images, run the guest tests in
-#                 QEMU and in UML inside it, print "N passed, N failed"
+#   make test     build the kernels (x86_64 and UML with the series, stock
+#                 x86_64) and the images, run the guest tests in QEMU and in
+#                 UML inside it, the baseline on stock 6.1, print
+#                 "N passed, N failed"
 #   make bench    per-page mappings against one collapsed VMA, in the QEMU
 #                 guest and in UML inside it: build/bench/REPORT.md, plots
 #                 (QUICK=1: fewer sizes and runs, about 10 minutes)
@@ -10,7 +12,7 @@
 #   make lint     scripts/checkpatch.pl --strict on every patch in patches/
 #   make test-clean-root  what CI (.ci/run) does: make test in a throw-away
 #                 minimal Debian root (scripts/clean-root), in build/clean-root
-#   make kernels / images / guest-tests / selftests-vm / tree: the build steps alone
+#   make kernels / kernel-stock / images / guest-tests / selftests-vm / tree: the build steps alone
 #   make clean    remove build/ (caches in $(CACHE) stay)
 
 BUILD ?= $(CURDIR)/build
@@ -21,12 +23,13 @@ export BUILD MANYPROTS_CACHE
 TREE := $(BUILD)/linux
 KX := $(BUILD)/x86_64
 KU := $(BUILD)/um
+KS := $(BUILD)/x86_64-stock
 IMG := $(BUILD)/images
 ROOTFS_TAR := $(CACHE)/bookworm-minbase.tar
 PATCHES := $(shell sed -e 's/\#.*//' patches/series 2>/dev/null)
 
 .PHONY: all test test-clean-root bench run lint deps tree kernels kernel-x86_64 \
-	kernel-um guest-tests selftests-vm images clean FORCE
+	kernel-um kernel-stock guest-tests selftests-vm images clean FORCE
 all: kernels images
 
 deps:
@@ -38,6 +41,7 @@ tree: deps
 kernels: kernel-x86_64 kernel-um
 kernel-x86_64: $(KX)/arch/x86/boot/bzImage
 kernel-um: $(KU)/linux
+kernel-stock: $(KS)/arch/x86/boot/bzImage
 
 # Always handed to the kernel's own make, which knows what is up to date;
 # dependents see a new file only when it really changed.
@@ -45,6 +49,11 @@ $(KX)/arch/x86/boot/bzImage: tree FORCE
 	@scripts/build-kernel x86_64 $(TREE) $(KX)
 $(KU)/linux: tree FORCE
 	@scripts/build-kernel um $(TREE) $(KU)
+# The baseline that make test boots third (make test only): the tree's tag
+# "base" (the Debian source without the series) extracted into
+# build/stock/linux, built with the guest config less CONFIG_MANYPROTS.
+$(KS)/arch/x86/boot/bzImage: tree FORCE
+	@scripts/build-stock-kernel $(TREE) $(BUILD)/stock $(KS)
 
 # The stamp changes only when a test binary changed (guest-tests/Makefile).
 GT_STAMP := $(BUILD)/guest-tests/.stamp
@@ -83,7 +92,7 @@ $(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml $(GUEST_FILES) \
 	@scripts/mkimage qemu $(BUILD)
 images: $(IMG)/guest.img
 
-test: kernels images
+test: kernels kernel-stock images
 	@scripts/run-tests
 
 # CI's run (.ci/run): scripts/install-deps and make test in a throw-away
