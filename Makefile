@@ -5,6 +5,8 @@
 #                 x86_64) and the images, run the guest tests in QEMU and in
 #                 UML inside it, the baseline on stock 6.1, print
 #                 "N passed, N failed"
+#   make test KASAN=1  the guest tests once, at the qemu level, on a generic
+#                 KASAN build of the guest kernel (build/x86_64-kasan); not CI
 #   make bench    per-page mappings against one collapsed VMA, in the QEMU
 #                 guest and in UML inside it: build/bench/REPORT.md, plots
 #                 (QUICK=1: fewer sizes and runs, about 10 minutes)
@@ -24,12 +26,13 @@ TREE := $(BUILD)/linux
 KX := $(BUILD)/x86_64
 KU := $(BUILD)/um
 KS := $(BUILD)/x86_64-stock
+KK := $(BUILD)/x86_64-kasan
 IMG := $(BUILD)/images
 ROOTFS_TAR := $(CACHE)/bookworm-minbase.tar
 PATCHES := $(shell sed -e 's/\#.*//' patches/series 2>/dev/null)
 
 .PHONY: all test test-clean-root bench run lint deps tree kernels kernel-x86_64 \
-	kernel-um kernel-stock guest-tests selftests-vm images clean FORCE
+	kernel-um kernel-stock kernel-kasan guest-tests selftests-vm images clean FORCE
 all: kernels images
 
 deps:
@@ -42,6 +45,7 @@ kernels: kernel-x86_64 kernel-um
 kernel-x86_64: $(KX)/arch/x86/boot/bzImage
 kernel-um: $(KU)/linux
 kernel-stock: $(KS)/arch/x86/boot/bzImage
+kernel-kasan: $(KK)/arch/x86/boot/bzImage
 
 # Always handed to the kernel's own make, which knows what is up to date;
 # dependents see a new file only when it really changed.
@@ -54,6 +58,10 @@ $(KU)/linux: tree FORCE
 # build/stock/linux, built with the guest config less CONFIG_MANYPROTS.
 $(KS)/arch/x86/boot/bzImage: tree FORCE
 	@scripts/build-stock-kernel $(TREE) $(BUILD)/stock $(KS)
+# make test KASAN=1 only: the patched guest kernel with generic KASAN
+# (qemu/kasan.config merged on top of qemu/guest.config)
+$(KK)/arch/x86/boot/bzImage: tree FORCE
+	@EXTRA_CONFIG=$(CURDIR)/qemu/kasan.config scripts/build-kernel x86_64 $(TREE) $(KK)
 
 # The stamp changes only when a test binary changed (guest-tests/Makefile).
 GT_STAMP := $(BUILD)/guest-tests/.stamp
@@ -92,8 +100,16 @@ $(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml $(GUEST_FILES) \
 	@scripts/mkimage qemu $(BUILD)
 images: $(IMG)/guest.img
 
+# KASAN=1: the guest tests once on the KASAN kernel instead
+# (scripts/run-tests-kasan); not part of CI
+KASAN ?=
+ifneq ($(filter-out 0,$(KASAN)),)
+test: kernel-kasan images
+	@scripts/run-tests-kasan
+else
 test: kernels kernel-stock images
 	@scripts/run-tests
+endif
 
 # CI's run (.ci/run): scripts/install-deps and make test in a throw-away
 # Debian root with only minbase, so that a package install-deps forgot
