@@ -789,9 +789,17 @@ static inline long rfp_read_long(const char *path)
  */
 static inline long rfp_rmap_walks(void)
 {
-	if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) &&
-	    errno == ENODEV)
+	char line[128];
+	bool have = false;
+	FILE *f = fopen("/proc/filesystems", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		have |= strstr(line, "\tdebugfs") != NULL;
+	if (f)
+		fclose(f);
+	if (!have)
 		return -2;
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	return rfp_read_long("/sys/kernel/debug/manyprots/rmap_vma_walks");
 }
 
