@@ -116,13 +116,8 @@ TEST_F(split, new_mapping_in_hole)
 	EXPECT_EQ(0, bad_pages(m, NPAGES / 2, NPAGES));
 }
 
-static long walks(void)
-{
-	return rfp_rmap_walks();
-}
-
 #define NEED_DEBUGFS() do {						\
-	if (walks() == -2)						\
+	if (rfp_rmap_walks() == -2)					\
 		SKIP(return, "no debugfs (CONFIG_DEBUG_FS)");		\
 } while (0)
 
@@ -141,11 +136,12 @@ TEST_F(split, shift_walks_nothing)
 	RFP_FIRST_CHGPROT(return, m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES);
 	ASSERT_EQ(0, rfp(m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES + 1, MAP_CHGPROT));
 	ASSERT_EQ(0, bad_pages(m, NPAGES, NPAGES + 1));
-	w0 = walks();
+	w0 = rfp_rmap_walks();
 	ASSERT_LE(0, w0) TH_LOG("no %s", WALKS);
 	left = pageout(m, NPAGES);
 	EXPECT_EQ(0, left);
-	EXPECT_EQ(w0, walks()) TH_LOG("reclaim walked the VMA %ld times", walks() - w0);
+	EXPECT_EQ(w0, rfp_rmap_walks())
+		TH_LOG("reclaim walked the VMA %ld times", rfp_rmap_walks() - w0);
 	EXPECT_EQ(0, bad_pages(m, NPAGES, NPAGES + 1));
 }
 
@@ -179,17 +175,17 @@ TEST_F(split, two_addresses_then_one)
 	ASSERT_EQ(0, rfp(m + 20 * PS, PS, PROT_READ, 200, MAP_CHGPROT));
 	ASSERT_EQ(0, bad_pages(m + 10 * PS, 1, 200));
 	ASSERT_EQ(0, bad_pages(m + 20 * PS, 1, 200));
-	w0 = walks();
+	w0 = rfp_rmap_walks();
 	ASSERT_LE(0, w0) TH_LOG("no %s", WALKS);
 	EXPECT_EQ(0, move_to_other_node(m + 10 * PS)) TH_LOG("move_pages: %s", strerror(errno));
-	w1 = walks();
+	w1 = rfp_rmap_walks();
 	EXPECT_LT(w0, w1) TH_LOG("a page at two addresses was found without a walk");
 
 	/* page 20 back to its own file page: 200 is only at page 10 now */
 	ASSERT_EQ(0, rfp(m + 20 * PS, PS, PROT_READ | PROT_WRITE, 20, MAP_CHGPROT));
 	ASSERT_EQ(0, bad_pages(m + 10 * PS, 1, 200));
 	EXPECT_EQ(0, pageout(m + 10 * PS, 1));
-	EXPECT_EQ(w1, walks()) TH_LOG("the index still says two addresses");
+	EXPECT_EQ(w1, rfp_rmap_walks()) TH_LOG("the index still says two addresses");
 	EXPECT_EQ(0, bad_pages(m + 10 * PS, 1, 200));
 	EXPECT_EQ(0, bad_pages(m + 20 * PS, 1, 20));
 }
