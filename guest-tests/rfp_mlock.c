@@ -47,7 +47,7 @@ static bool build(struct __test_metadata *_metadata, struct rfp_area *a)
 				 MAP_CHGPROT | MAP_NONBLOCK));
 	ASSERT_EQ(0, mlock(a->m, NPAGES * PS));
 	ASSERT_EQ(NPAGES, rfp_present(a->m, NPAGES));
-	ASSERT_EQ(NPAGES, rfp_mlocked_pages(a->m, NPAGES));
+	RFP_EXPECT_MLOCKED(NPAGES, a->m, NPAGES);
 	return true;
 }
 
@@ -93,7 +93,7 @@ TEST_F(ml, move_pages_keeps_locked_pages)
 	TH_LOG("move_pages returned %ld: %ld moved, %ld refused", ret, moved, busy);
 	/* pagemap, not a touch: a touch would fault them back in */
 	EXPECT_EQ(NPAGES, rfp_present(self->a.m, NPAGES));
-	EXPECT_EQ(NPAGES, rfp_mlocked_pages(self->a.m, NPAGES));
+	RFP_EXPECT_MLOCKED(NPAGES, self->a.m, NPAGES);
 	EXPECT_EQ(0, bad_pages(&self->a));
 }
 
@@ -105,7 +105,7 @@ TEST_F(ml, compaction_keeps_locked_pages)
 		return;
 	ASSERT_EQ(0, rfp_write_str("/proc/sys/vm/compact_memory", "1"));
 	EXPECT_EQ(NPAGES, rfp_present(self->a.m, NPAGES));
-	EXPECT_EQ(NPAGES, rfp_mlocked_pages(self->a.m, NPAGES));
+	RFP_EXPECT_MLOCKED(NPAGES, self->a.m, NPAGES);
 	EXPECT_EQ(0, bad_pages(&self->a));
 }
 

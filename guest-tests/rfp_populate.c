@@ -88,7 +88,7 @@ TEST_F(pop, mlock_populates_but_not_prot_none)
 	ASSERT_EQ(0, rfp_present(self->a.m, NPAGES));
 	ASSERT_EQ(0, mlock(self->a.m, NPAGES * PS));
 	expect_populated(_metadata, &self->a);
-	EXPECT_EQ(NPAGES / 2, rfp_mlocked_pages(self->a.m, NPAGES));
+	RFP_EXPECT_MLOCKED(NPAGES / 2, self->a.m, NPAGES);
 	EXPECT_EQ(SEGV_ACCERR, rfp_try(self->a.m + RFP_OFF_R, RFP_READ));
 }
 

@@ -50,10 +50,14 @@ FIXTURE_SETUP(thp)
 	self->old[0] = 0;
 	self->fd = -1;
 	self->raw = MAP_FAILED;
+	/*
+	 * No knob, no shmem THP (UML): the test SKIP()s on the empty
+	 * self->old, as 6.1's harness runs the test after a setup SKIP().
+	 */
 	if (!f || !fgets(line, sizeof(line), f)) {
 		if (f)
 			fclose(f);
-		SKIP(return, "no %s: no shmem THP here", knob);
+		return;
 	}
 	fclose(f);
 	/* the current value is the one in brackets: "always [never] ..." */
@@ -79,6 +83,8 @@ TEST_F(thp, first_chgprot_over_huge_pmd)
 {
 	long pmd_kb;
 
+	if (!self->old[0])
+		SKIP(return, "no %s: no shmem THP here", knob);
 	rfp_catch();
 	self->fd = memfd_create("rfp-thp", 0);
 	ASSERT_LE(0, self->fd);
