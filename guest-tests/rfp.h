@@ -801,6 +801,38 @@ static inline long rfp_mlocked_pages(const void *start, size_t npages)
 	}								\
 } while (0)
 
+/*
+ * MADV_PAGEOUT until none of n pages from p is present (3 tries): how
+ * many are left, -1 on error.  Shmem pages need swap to leave.
+ */
+static inline long rfp_pageout(char *p, size_t n)
+{
+	long left = -1;
+
+	for (int i = 0; i < 3; i++) {
+		if (madvise(p, n * PS, MADV_PAGEOUT))
+			return -1;
+		left = rfp_present(p, n);
+		if (left == 0)
+			break;
+	}
+	return left;
+}
+
+/* Read n pages from p: how many do not show file page first + i (rfp_fill()). */
+static inline long rfp_bad_pages(char *p, size_t n, size_t first)
+{
+	long bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char v = 0;
+
+		if (rfp_try_load(p + i * PS + RFP_OFF_R, &v) || v != rfp_fill(first + i))
+			bad++;
+	}
+	return bad;
+}
+
 /* A number from a one-value file (debugfs counters, sysctls); -1 if none. */
 static inline long rfp_read_long(const char *path)
 {

@@ -101,6 +101,49 @@ TEST_F_TIMEOUT(pc, every_transition, PC_TIMEOUT)
 }
 
 /*
+ * As every_transition, but the second call keeps the page's (nonlinear)
+ * offset: the protection changes in place.  A page that stays accessible stays the
+ * same page frame (nothing dropped and refaulted), one made PROT_NONE
+ * leaves memory, and either way the new protection holds at once, on
+ * every access path rfp_check_page() tries.
+ */
+TEST_F_TIMEOUT(pc, in_place_transitions, PC_TIMEOUT)
+{
+	struct rfp_tally t = { 0 };
+	size_t moved = 0, kept_none = 0;
+	uint64_t before, after;
+	int code;
+
+	RFP_FIRST_CHGPROT(return, self->m, PS, PROT_READ, 0);
+	for (int from = 0; from < NPROT; from++) {
+		for (int to = 0; to < NPROT; to++) {
+			size_t i = from * NPROT + to, pg = NPAGES - 1 - i;
+			char *a = self->m + i * PS;
+
+			ASSERT_EQ(0, rfp(a, PS, rfp_prots[from], pg, MAP_CHGPROT));
+			code = use(a, pg, rfp_prots[from], self->gen[pg]);
+			EXPECT_EQ(0, code) TH_LOG("prot %d: an allowed access faulted (%d)",
+						  rfp_prots[from], code);
+			ASSERT_EQ(0, rfp_pagemap(a, 1, &before));
+			ASSERT_EQ(0, rfp(a, PS, rfp_prots[to], pg,
+					 MAP_CHGPROT | MAP_NONBLOCK));
+			ASSERT_EQ(0, rfp_pagemap(a, 1, &after));
+			if (rfp_prots[to] == PROT_NONE)
+				kept_none += !!(after & RFP_PM_PRESENT);
+			else if ((before & RFP_PM_PRESENT) &&
+				 (!(after & RFP_PM_PRESENT) ||
+				  RFP_PM_PFN(after) != RFP_PM_PFN(before)))
+				moved++;
+			rfp_check_page(&t, a, i, pg, rfp_prots[to], &self->gen[pg],
+				       true, self->fd, self->self_mem);
+		}
+	}
+	EXPECT_EQ(0, moved) TH_LOG("present pages dropped or replaced by a protection change");
+	EXPECT_EQ(0, kept_none) TH_LOG("pages made PROT_NONE stayed present");
+	RFP_EXPECT_CLEAN(&t, "after each change in place");
+}
+
+/*
  * Mixed protections over the whole VMA; in each round every page is used
  * as its protection allows, then MADV_COLD makes the pages old (UML: the
  * host mapping of an old page is inaccessible) and MADV_PAGEOUT of every

@@ -21,35 +21,6 @@
 		SKIP(return, "no swap in this machine");		\
 } while (0)
 
-/* MADV_PAGEOUT until none of n pages from p is present (3 tries); present left */
-static long pageout(char *p, size_t n)
-{
-	long left = -1;
-
-	for (int i = 0; i < 3; i++) {
-		if (madvise(p, n * PS, MADV_PAGEOUT))
-			return -1;
-		left = rfp_present(p, n);
-		if (left == 0)
-			break;
-	}
-	return left;
-}
-
-/* Read every page from p and check it shows file page first + i. */
-static long bad_pages(char *p, size_t n, size_t first)
-{
-	long bad = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned char v = 0;
-
-		if (rfp_try_load(p + i * PS + RFP_OFF_R, &v) || v != rfp_fill(first + i))
-			bad++;
-	}
-	return bad;
-}
-
 FIXTURE(split) {
 	struct rfp_area a;
 };
@@ -78,14 +49,14 @@ TEST_F(split, mlock_part_then_pageout)
 
 	NEED_SWAP();
 	RFP_FIRST_CHGPROT(return, m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES);
-	ASSERT_EQ(0, bad_pages(m, NPAGES, NPAGES));
+	ASSERT_EQ(0, rfp_bad_pages(m, NPAGES, NPAGES));
 	ASSERT_EQ(0, mlock(m, NPAGES / 4 * PS));
-	left = pageout(m + NPAGES / 4 * PS, NPAGES * 3 / 4);
+	left = rfp_pageout(m + NPAGES / 4 * PS, NPAGES * 3 / 4);
 	TH_LOG("after MADV_PAGEOUT: %ld of %d unlocked pages present, %ld of them mlocked",
 	       left, NPAGES * 3 / 4, rfp_mlocked_pages(m + NPAGES / 4 * PS, NPAGES * 3 / 4));
 	EXPECT_EQ(0, left);
 	RFP_EXPECT_MLOCKED(NPAGES / 4, m, NPAGES / 4);
-	EXPECT_EQ(0, bad_pages(m, NPAGES, NPAGES));
+	EXPECT_EQ(0, rfp_bad_pages(m, NPAGES, NPAGES));
 }
 
 /*
@@ -106,14 +77,14 @@ TEST_F(split, new_mapping_in_hole)
 			  MAP_SHARED | MAP_FIXED, self->a.fd, NPAGES / 2 * PS));
 	ASSERT_EQ(0, rfp(h, NPAGES / 2 * PS, PROT_READ, NPAGES + NPAGES / 2,
 			 MAP_CHGPROT | MAP_NONBLOCK));
-	ASSERT_EQ(0, bad_pages(h, NPAGES / 2, NPAGES + NPAGES / 2));
-	left = pageout(h, NPAGES / 2);
+	ASSERT_EQ(0, rfp_bad_pages(h, NPAGES / 2, NPAGES + NPAGES / 2));
+	left = rfp_pageout(h, NPAGES / 2);
 	TH_LOG("after MADV_PAGEOUT of the new mapping: %ld of %d pages present",
 	       left, NPAGES / 2);
 	EXPECT_EQ(0, left);
-	EXPECT_EQ(0, bad_pages(h, NPAGES / 2, NPAGES + NPAGES / 2));
+	EXPECT_EQ(0, rfp_bad_pages(h, NPAGES / 2, NPAGES + NPAGES / 2));
 	EXPECT_EQ(SEGV_ACCERR, rfp_try(h + RFP_OFF_W, RFP_WRITE));
-	EXPECT_EQ(0, bad_pages(m, NPAGES / 2, NPAGES));
+	EXPECT_EQ(0, rfp_bad_pages(m, NPAGES / 2, NPAGES));
 }
 
 #define NEED_DEBUGFS() do {						\
@@ -135,14 +106,14 @@ TEST_F(split, shift_walks_nothing)
 	NEED_DEBUGFS();
 	RFP_FIRST_CHGPROT(return, m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES);
 	ASSERT_EQ(0, rfp(m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES + 1, MAP_CHGPROT));
-	ASSERT_EQ(0, bad_pages(m, NPAGES, NPAGES + 1));
+	ASSERT_EQ(0, rfp_bad_pages(m, NPAGES, NPAGES + 1));
 	w0 = rfp_rmap_walks();
 	ASSERT_LE(0, w0) TH_LOG("no %s", WALKS);
-	left = pageout(m, NPAGES);
+	left = rfp_pageout(m, NPAGES);
 	EXPECT_EQ(0, left);
 	EXPECT_EQ(w0, rfp_rmap_walks())
 		TH_LOG("reclaim walked the VMA %ld times", rfp_rmap_walks() - w0);
-	EXPECT_EQ(0, bad_pages(m, NPAGES, NPAGES + 1));
+	EXPECT_EQ(0, rfp_bad_pages(m, NPAGES, NPAGES + 1));
 }
 
 /* Move the page at p to the other NUMA node: its rmap walk. */
@@ -173,8 +144,8 @@ TEST_F(split, two_addresses_then_one)
 		SKIP(return, "one NUMA node");
 	RFP_FIRST_CHGPROT(return, m + 10 * PS, PS, PROT_READ, 200);
 	ASSERT_EQ(0, rfp(m + 20 * PS, PS, PROT_READ, 200, MAP_CHGPROT));
-	ASSERT_EQ(0, bad_pages(m + 10 * PS, 1, 200));
-	ASSERT_EQ(0, bad_pages(m + 20 * PS, 1, 200));
+	ASSERT_EQ(0, rfp_bad_pages(m + 10 * PS, 1, 200));
+	ASSERT_EQ(0, rfp_bad_pages(m + 20 * PS, 1, 200));
 	w0 = rfp_rmap_walks();
 	ASSERT_LE(0, w0) TH_LOG("no %s", WALKS);
 	EXPECT_EQ(0, move_to_other_node(m + 10 * PS)) TH_LOG("move_pages: %s", strerror(errno));
@@ -183,11 +154,11 @@ TEST_F(split, two_addresses_then_one)
 
 	/* page 20 back to its own file page: 200 is only at page 10 now */
 	ASSERT_EQ(0, rfp(m + 20 * PS, PS, PROT_READ | PROT_WRITE, 20, MAP_CHGPROT));
-	ASSERT_EQ(0, bad_pages(m + 10 * PS, 1, 200));
-	EXPECT_EQ(0, pageout(m + 10 * PS, 1));
+	ASSERT_EQ(0, rfp_bad_pages(m + 10 * PS, 1, 200));
+	EXPECT_EQ(0, rfp_pageout(m + 10 * PS, 1));
 	EXPECT_EQ(w1, rfp_rmap_walks()) TH_LOG("the index still says two addresses");
-	EXPECT_EQ(0, bad_pages(m + 10 * PS, 1, 200));
-	EXPECT_EQ(0, bad_pages(m + 20 * PS, 1, 20));
+	EXPECT_EQ(0, rfp_bad_pages(m + 10 * PS, 1, 200));
+	EXPECT_EQ(0, rfp_bad_pages(m + 20 * PS, 1, 20));
 }
 
 TEST_HARNESS_MAIN
