@@ -801,6 +801,12 @@ static inline long rfp_mlocked_pages(const void *start, size_t npages)
 	}								\
 } while (0)
 
+/* For kselftest_harness tests that page shmem out: SKIP without swap. */
+#define RFP_NEED_SWAP() do {						\
+	if (rfp_meminfo_kb("SwapTotal") <= 0)				\
+		SKIP(return, "no swap in this machine");		\
+} while (0)
+
 /*
  * MADV_PAGEOUT until none of n pages from p is present (3 tries): how
  * many are left, -1 on error.  Shmem pages need swap to leave.

@@ -17,11 +17,6 @@
 #define NPAGES 64
 #define HALF (NPAGES / 2)
 
-#define NEED_SWAP() do {						\
-	if (rfp_meminfo_kb("SwapTotal") <= 0)				\
-		SKIP(return, "no swap in this machine");		\
-} while (0)
-
 FIXTURE(fi) {
 	struct rfp_area a;
 };
@@ -79,7 +74,7 @@ TEST_F(fi, child_changes_its_copy)
 	int status;
 	pid_t pid;
 
-	NEED_SWAP();
+	RFP_NEED_SWAP();
 	RFP_FIRST_CHGPROT(return, m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES);
 	ASSERT_EQ(0, rfp_bad_pages(m, NPAGES, NPAGES));
 	ASSERT_EQ(NPAGES, rfp_present(m, NPAGES));
@@ -109,7 +104,7 @@ TEST_F(fi, parent_changes_its_copy)
 	long walks;
 	pid_t pid;
 
-	NEED_SWAP();
+	RFP_NEED_SWAP();
 	RFP_FIRST_CHGPROT(return, m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES);
 	ASSERT_EQ(0, rfp_bad_pages(m, NPAGES, NPAGES));
 	ASSERT_EQ(0, pipe(go));

@@ -16,11 +16,6 @@
 #define NPAGES 64
 #define WALKS "debugfs manyprots/rmap_vma_walks"
 
-#define NEED_SWAP() do {						\
-	if (rfp_meminfo_kb("SwapTotal") <= 0)				\
-		SKIP(return, "no swap in this machine");		\
-} while (0)
-
 FIXTURE(split) {
 	struct rfp_area a;
 };
@@ -47,7 +42,7 @@ TEST_F(split, mlock_part_then_pageout)
 	char *m = self->a.m;
 	long left;
 
-	NEED_SWAP();
+	RFP_NEED_SWAP();
 	RFP_FIRST_CHGPROT(return, m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES);
 	ASSERT_EQ(0, rfp_bad_pages(m, NPAGES, NPAGES));
 	ASSERT_EQ(0, mlock(m, NPAGES / 4 * PS));
@@ -69,7 +64,7 @@ TEST_F(split, new_mapping_in_hole)
 	char *m = self->a.m, *h = m + NPAGES / 2 * PS;
 	long left;
 
-	NEED_SWAP();
+	RFP_NEED_SWAP();
 	RFP_FIRST_CHGPROT(return, m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES);
 	ASSERT_EQ(0, mlock(m, NPAGES * PS));
 	ASSERT_EQ(0, munmap(h, NPAGES / 2 * PS));
@@ -102,7 +97,7 @@ TEST_F(split, shift_walks_nothing)
 	char *m = self->a.m;
 	long w0, left;
 
-	NEED_SWAP();
+	RFP_NEED_SWAP();
 	NEED_DEBUGFS();
 	RFP_FIRST_CHGPROT(return, m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES);
 	ASSERT_EQ(0, rfp(m, NPAGES * PS, PROT_READ | PROT_WRITE, NPAGES + 1, MAP_CHGPROT));
@@ -138,7 +133,7 @@ TEST_F(split, two_addresses_then_one)
 	char *m = self->a.m;
 	long w0, w1;
 
-	NEED_SWAP();
+	RFP_NEED_SWAP();
 	NEED_DEBUGFS();
 	if (access("/sys/devices/system/node/node1", F_OK))
 		SKIP(return, "one NUMA node");
