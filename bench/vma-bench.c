@@ -14,8 +14,9 @@
  *   setup     making the N mappings, pages not populated
  *   vmas      VMAs inside the range (/proc/self/maps)
  *   memory    vm_area_struct and maple_node slab bytes (the VMAs and
- *             their tree), radix_tree_node (collapsed: the reverse index
- *             of the pages at nonlinear addresses) from /proc/slabinfo,
+ *             their tree), radix_tree_node and manyprots_rmap_chunk
+ *             (collapsed: the reverse index of the pages at nonlinear
+ *             addresses) from /proc/slabinfo,
  *             the Slab: line of /proc/meminfo, all as the change since
  *             before the set-up; VmPTE after the set-up and after fault-in
  *   fault     touching the first P pages (-p; all N by default) in
@@ -158,8 +159,15 @@ static long proc_kb(const char *path, const char *key)
 }
 
 enum { SLAB_VMA, SLAB_MAPLE, SLAB_RINDEX, NR_SLABS };
-static const char *const slab_names[NR_SLABS] = {
-	"vm_area_struct", "maple_node", "radix_tree_node"
+static const struct {
+	const char *name;
+	int slab;
+} slab_caches[] = {
+	{ "vm_area_struct", SLAB_VMA },
+	{ "maple_node", SLAB_MAPLE },
+	/* the reverse index: xarray nodes and its chunks of slots */
+	{ "radix_tree_node", SLAB_RINDEX },
+	{ "manyprots_rmap_chunk", SLAB_RINDEX },
 };
 
 /* active_objs * objsize of each cache; -1 without /proc/slabinfo */
@@ -178,9 +186,13 @@ static void read_slabs(long long bytes[NR_SLABS])
 		if (sscanf(line, "%63s %lld %lld %lld", name, &active, &total,
 			   &size) != 4)
 			continue;
-		for (i = 0; i < NR_SLABS; i++)
-			if (!strcmp(name, slab_names[i]))
-				bytes[i] = active * size;
+		for (i = 0; i < (int)(sizeof(slab_caches) / sizeof(slab_caches[0])); i++) {
+			int s = slab_caches[i].slab;
+
+			if (strcmp(name, slab_caches[i].name))
+				continue;
+			bytes[s] = (bytes[s] < 0 ? 0 : bytes[s]) + active * size;
+		}
 	}
 	fclose(f);
 }

@@ -8,7 +8,11 @@
  * - MAP_CHGPROT accepts offsets up to what a non-present entry can hold
  *   (a power of two: the swap offset limit over the protection bits) and
  *   refuses the first one past it with EINVAL, changing nothing; the
- *   largest accepted offset maps the right file page.
+ *   largest accepted offset maps the right file page;
+ * - the reverse index names a nonlinear page by its distance from where
+ *   the VMA started, in 31 bits: a nonlinear page 2^31 - 1 pages or more
+ *   above it is refused with EINVAL, changing nothing, while a linear
+ *   offset with its own protection is taken anywhere.
  */
 #include "rfp.h"
 #include "kselftest_harness.h"
@@ -93,6 +97,53 @@ TEST_F(po, chgprot_offset_limit)
 	EXPECT_EQ(0, rfp_try(m + PS + RFP_OFF_W, RFP_WRITE));
 	ASSERT_EQ(0, rfp_try_load(m + 3 * PS + RFP_OFF_R, &v));
 	EXPECT_EQ(rfp_fill(0x77), v);
+}
+
+/* A VMA just past what the reverse index can name (8 TiB with 4k pages). */
+TEST(chgprot_address_limit)
+{
+	const unsigned long far = (1UL << 31) - 1, len = (far + 2) * PS;
+	unsigned char v = 0;
+	char *m, *p;
+	int fd;
+
+	rfp_catch();
+	fd = memfd_create("rfp_far", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, (off_t)len));
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (m == MAP_FAILED) {
+		close(fd);
+		SKIP(return, "no room for a %lu GiB mapping: %s", len >> 30, strerror(errno));
+	}
+	p = m + far * PS;
+
+	RFP_FIRST_CHGPROT(goto out, m + (far - 1) * PS, PS, PROT_READ, 0);
+	/* the last page the index can name, and the first it cannot */
+	errno = 0;
+	EXPECT_EQ(-1, rfp(p, PS, PROT_READ, 0, MAP_CHGPROT));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, rfp(p - PS, 2 * PS, PROT_READ, 1, MAP_CHGPROT));
+	EXPECT_EQ(EINVAL, errno);
+	/* nothing changed: linear and writable above, file page 0 below */
+	EXPECT_EQ(0, rfp_try_store(p + RFP_OFF_W, 0x5a));
+	ASSERT_EQ(0, rfp_try_load(p + RFP_OFF_W, &v));
+	EXPECT_EQ(0x5a, v);
+	ASSERT_EQ(0, rfp_try_load(p - PS + RFP_OFF_R, &v));
+	EXPECT_EQ(0, v);
+	EXPECT_EQ(SEGV_ACCERR, rfp_try(p - PS + RFP_OFF_W, RFP_WRITE));
+	ASSERT_EQ(1, pwrite(fd, "\x33", 1, RFP_OFF_R));
+	ASSERT_EQ(0, rfp_try_load(p - PS + RFP_OFF_R, &v));
+	EXPECT_EQ(0x33, v);
+	/* a linear offset is not indexed: taken at any distance */
+	EXPECT_EQ(0, rfp(p, PS, PROT_READ, far, MAP_CHGPROT)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, rfp_try_load(p + RFP_OFF_W, &v));
+	EXPECT_EQ(0x5a, v);
+	EXPECT_EQ(SEGV_ACCERR, rfp_try(p + RFP_OFF_W, RFP_WRITE));
+out:
+	munmap(m, len);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
