@@ -11,6 +11,8 @@
 #                 guest and in UML inside it: build/bench/REPORT.md, plots
 #                 (QUICK=1: fewer sizes and runs, about 10 minutes)
 #   make run      interactive shell in the QEMU guest (run-uml starts UML)
+#   make gdb-uml / gdb-kernel / gdb-attach  gdb on UML in the guest, on the
+#                 guest kernel through QEMU's gdb stub (below)
 #   make lint     scripts/checkpatch.pl --strict on every patch in patches/
 #   make test-clean-root  what CI (.ci/run) does: make test in a throw-away
 #                 minimal Debian root (scripts/clean-root), in build/clean-root
@@ -32,7 +34,8 @@ ROOTFS_TAR := $(CACHE)/bookworm-minbase.tar
 PATCHES := $(shell sed -e 's/\#.*//' patches/series 2>/dev/null)
 
 .PHONY: all test test-clean-root bench run lint deps tree kernels kernel-x86_64 \
-	kernel-um kernel-stock kernel-kasan guest-tests selftests-vm images clean FORCE
+	kernel-um kernel-stock kernel-kasan guest-tests selftests-vm images clean FORCE \
+	gdb-uml gdb-kernel gdb-attach
 all: kernels images
 
 deps:
@@ -87,16 +90,26 @@ $(HM)/%: uml-rootfs/%.c
 	@echo "hostmm: building $*"
 	@$(CC) -O2 -g -Wall -Werror -static -o $@ $<
 
+# The program the gdb tests follow (gdb/chgprot-fault.c): MAP_CHGPROT from
+# the patched uapi headers, in both images.
+GDBT := $(BUILD)/gdb/chgprot-fault
+$(GDBT): gdb/chgprot-fault.c $(KX)/arch/x86/boot/bzImage
+	@mkdir -p $(@D)
+	@echo "gdb: building chgprot-fault"
+	@$(CC) -O2 -g -Wall -Werror -static -isystem $(KX)/usr/include -o $@.tmp $< && \
+		if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
 $(ROOTFS_TAR): | deps
 	@mkdir -p $(CACHE)
 	@scripts/debootstrap-base $@
 
 GUEST_FILES := qemu/guest-init guest-tests/run-tests scripts/mkimage $(ROOTFS_TAR) \
-	$(HM)/scatter-touch
+	$(HM)/scatter-touch $(GDBT)
 $(IMG)/uml.img: $(GUEST_FILES) $(GT_STAMP)
 	@scripts/mkimage uml $(BUILD)
 $(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml $(GUEST_FILES) \
-		$(SV_STAMP) selftests/run-vm uml-rootfs/hostmm-check $(HM)/hostmm-peek
+		$(SV_STAMP) selftests/run-vm uml-rootfs/hostmm-check $(HM)/hostmm-peek \
+		gdb/uml.gdb gdb/manyprots.py
 	@scripts/mkimage qemu $(BUILD)
 images: $(IMG)/guest.img
 
@@ -110,6 +123,20 @@ else
 test: kernels kernel-stock images
 	@scripts/run-tests
 endif
+
+# gdb on the kernels (README, "Debugging with gdb"); ARGS go to the script:
+#   make gdb-uml [ARGS='--addr 0x2000003000 -- chgprot-fault']
+#       UML under gdb in the QEMU guest, on this terminal
+#   make gdb-kernel [ARGS='-- run-uml -- chgprot-fault']
+#       the guest with QEMU's gdb stub; then in another terminal:
+#   make gdb-attach   gdb on vmlinux, attached, with the lx- and mp- commands
+ARGS ?=
+gdb-uml: kernels images
+	@qemu/gdb-uml $(ARGS)
+gdb-kernel: kernels images
+	@qemu/gdb-kernel $(ARGS)
+gdb-attach:
+	@qemu/gdb-kernel --attach $(ARGS)
 
 # CI's run (.ci/run): scripts/install-deps and make test in a throw-away
 # Debian root with only minbase, so that a package install-deps forgot
