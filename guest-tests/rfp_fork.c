@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Issue test 3: fork and exec of a converted VMA.  Stock fork does not copy
+ * Fork and exec of a converted VMA.  Stock fork does not copy
  * the page tables of a shared file mapping, leaving faults to refill them
  * from the file at linear offsets; for a converted VMA that would lose the
  * pgoffs and protections.  The child must see exactly what the parent set

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Issue test 2: the protection matrix through the kernel.  In a shared
+ * The protection matrix through the kernel.  In a shared
  * memfd mapping whose default is read-write, three pages get their own file
  * page (never their linear one, so GUP has to follow the nonlinear offset)
  * and protection: RO (read-only), NONE (PROT_NONE) and RW (read-write, the

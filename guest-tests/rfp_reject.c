@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Issue test 4: the calls the spec rejects, each with its errno, and after
+ * The calls the spec rejects, each with its errno, and after
  * each one nothing changed: the data every page shows, how read, write and
  * exec probes of every page end, the /proc/self/maps lines of the area, the
  * bounds and permissions of the VMA and its smaps "nl", "mp" and "um".

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Issue test 1: what remap_file_pages(MAP_CHGPROT) does when it works.
+ * What remap_file_pages(MAP_CHGPROT) does when it works.
  * Pages of one shared shmem VMA show other file pages (nonlinear) with
  * their own protection, on a memfd, a tmpfs file and MAP_SHARED|
  * MAP_ANONYMOUS, while the VMA stays one VMA with its own default

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Issue test 5: faults racing with MAP_CHGPROT.  Re-applying a page's very
+ * Faults racing with MAP_CHGPROT.  Re-applying a page's very
  * same (pgoff, prot) zaps and reinstalls its entry, and MADV_DONTNEED zaps
  * it; an access racing with either must fault the page back in with its
  * pgoff and protection, never fail one the page allows, never pass one it
