@@ -22,6 +22,7 @@ except ImportError:
 M64 = (1 << 64) - 1
 PAGE_SHIFT = 12
 PAGE_MASK = M64 & ~((1 << PAGE_SHIFT) - 1)
+X86_PFN_MASK = 0x000FFFFFFFFFF000
 # include/linux/swap.h: SWP_FILE is the last of the 32 swap types
 SWP_FILE = 31
 SWP_FILE_PROT_BITS = 3
@@ -140,37 +141,36 @@ def pfn_to_page(pfn):
     return (gdb.Value(base).cast(page_t.pointer()) + pfn).dereference()
 
 
-def page_table_entry(mm, addr):
-    """The last level entry for addr (or a huge one) and its level name."""
-    pgd = ulong(mm["pgd"])
+def table_layout():
+    """The page table levels (name, shift), the mask of the next table's
+    physical address in an entry, where physical memory is mapped, and
+    whether a pud or pmd entry can map a huge page."""
     if is_uml():
-        physmem = ulong(gdb.parse_and_eval("uml_physmem"))
         # CONFIG_3_LEVEL_PGTABLES: pgd (1 GiB), pmd (2 MiB), pte
-        levels = [("pgd", 30), ("pmd", 21), ("pte", 12)]
-        table = pgd
-        for name, shift in levels:
-            e = read_u64(table + ((addr >> shift) & 511) * 8)
-            if name == "pte":
-                return e, name
-            if not e & 1:
-                return None, name
-            table = physmem + (e & PAGE_MASK)
+        return ([("pgd", 30), ("pmd", 21), ("pte", 12)], PAGE_MASK,
+                ulong(gdb.parse_and_eval("uml_physmem")), False)
+    if gdb.lookup_global_symbol("__pgtable_l5_enabled") and \
+            ulong(gdb.parse_and_eval("__pgtable_l5_enabled")):
+        raise gdb.GdbError("5-level paging is not supported")
     sym = gdb.lookup_global_symbol("page_offset_base")
     page_offset = ulong(sym.value()) if sym else 0xFFFF888000000000
-    if ulong(gdb.parse_and_eval("__pgtable_l5_enabled")) if \
-            gdb.lookup_global_symbol("__pgtable_l5_enabled") else False:
-        raise gdb.GdbError("5-level paging is not supported")
-    pfn_mask = 0x000FFFFFFFFFF000
-    table = pgd
-    for name, shift in [("pgd", 39), ("pud", 30), ("pmd", 21), ("pte", 12)]:
+    return ([("pgd", 39), ("pud", 30), ("pmd", 21), ("pte", 12)],
+            X86_PFN_MASK, page_offset, True)
+
+
+def page_table_entry(mm, addr):
+    """The last level entry for addr (or a huge one) and its level name."""
+    levels, mask, physmap, huge = table_layout()
+    table = ulong(mm["pgd"])
+    for name, shift in levels:
         e = read_u64(table + ((addr >> shift) & 511) * 8)
         if name == "pte":
             return e, name
         if not e & 1:
             return None, name
-        if name in ("pud", "pmd") and e & 0x80:
+        if huge and name in ("pud", "pmd") and e & 0x80:
             return e, name
-        table = page_offset + (e & pfn_mask)
+        table = physmap + (e & mask)
 
 
 def prot_str(r, w, x):
@@ -208,7 +208,7 @@ def page_line(mm, vma, addr):
         extra = [n for b, n in ((0x20, "accessed"), (0x40, "dirty"),
                                 (0x80, "huge")) if present and e & b]
         r, w, x = present and e & 4, present and e & 2, present and not e >> 63
-        pfn = (e & 0x000FFFFFFFFFF000) >> PAGE_SHIFT
+        pfn = (e & X86_PFN_MASK) >> PAGE_SHIFT
         empty = e == 0
     tail = (" " + " ".join(extra)) if extra else ""
     if present or protnone:
