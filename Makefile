@@ -20,7 +20,7 @@
 #   make clean    remove build/ (caches in $(CACHE) stay)
 
 BUILD ?= $(CURDIR)/build
-CACHE ?= /var/cache/manyprots
+CACHE ?= $(shell MANYPROTS_CACHE= . ./scripts/cache.sh && echo "$$cache")
 MANYPROTS_CACHE := $(CACHE)
 export BUILD MANYPROTS_CACHE
 
@@ -31,7 +31,7 @@ KS := $(BUILD)/x86_64-stock
 KK := $(BUILD)/x86_64-kasan
 IMG := $(BUILD)/images
 ROOTFS_TAR := $(CACHE)/bookworm-minbase.tar
-PATCHES := $(shell sed -e 's/\#.*//' patches/series 2>/dev/null)
+PATCHES := $(shell scripts/list-entries patches/series 2>/dev/null)
 
 .PHONY: all test test-clean-root bench run lint deps tree kernels kernel-x86_64 \
 	kernel-um kernel-stock kernel-kasan guest-tests selftests-vm images clean FORCE \
@@ -103,25 +103,25 @@ $(ROOTFS_TAR): | deps
 	@mkdir -p $(CACHE)
 	@scripts/debootstrap-base $@
 
-GUEST_FILES := qemu/guest-init guest-tests/run-tests scripts/mkimage $(ROOTFS_TAR) \
+GUEST_FILES := qemu/guest-init guest-tests/guest-run-tests scripts/mkimage $(ROOTFS_TAR) \
 	$(HM)/scatter-touch $(GDBT)
 $(IMG)/uml.img: $(GUEST_FILES) $(GT_STAMP)
 	@scripts/mkimage uml $(BUILD)
 $(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml $(GUEST_FILES) \
-		$(SV_STAMP) selftests/run-vm uml-rootfs/hostmm-check $(HM)/hostmm-peek \
+		$(SV_STAMP) selftests/run-vm selftests/status-word.sh uml-rootfs/hostmm-check $(HM)/hostmm-peek \
 		gdb/uml.gdb gdb/manyprots.py
 	@scripts/mkimage qemu $(BUILD)
 images: $(IMG)/guest.img
 
 # KASAN=1: the guest tests once on the KASAN kernel instead
-# (scripts/run-tests-kasan); not part of CI
+# (scripts/host-run-tests-kasan); not part of CI
 KASAN ?=
 ifneq ($(filter-out 0,$(KASAN)),)
 test: kernel-kasan images
-	@scripts/run-tests-kasan
+	@scripts/host-run-tests-kasan
 else
 test: kernels kernel-stock images
-	@scripts/run-tests
+	@scripts/host-run-tests
 endif
 
 # gdb on the kernels (README, "Debugging with gdb"); ARGS go to the script:

@@ -11,8 +11,6 @@
  */
 #include "rfp.h"
 
-#include "kselftest_harness.h"
-
 #define NPAGES 1024			/* two PMDs' worth: 4 MiB */
 #define PMD_SZ (2UL << 20)
 #define HALF (NPAGES / 2)
@@ -35,129 +33,39 @@ static int lay_prot(size_t i)
 	return rfp_prots[(i * 3 + i / 8 + 1) % 8];
 }
 
-/* Read a sysfs file into buf (trailing newline dropped); 0 or -1. */
-static int sysfs_read(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
-static int sysfs_write(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
-/* "always [advise] never" -> "advise" */
-static void sysfs_choice(char *s)
-{
-	char *l = strchr(s, '['), *r = l ? strchr(l, ']') : NULL;
-
-	if (l && r) {
-		memmove(s, l + 1, r - l - 1);
-		s[r - l - 1] = 0;
-	}
-}
-
-/* kB of an smaps field (e.g. "ShmemPmdMapped") of the VMA at addr, or -1. */
-static long smaps_kb(const void *addr, const char *key)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	unsigned long s, e, a = (unsigned long)addr;
-	char line[1024], p[5];
-	bool in = false;
-	long kb = -1;
-	size_t kl = strlen(key);
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %4s", &s, &e, p) == 3) {
-			in = s <= a && a < e;
-			continue;
-		}
-		if (in && !strncmp(line, key, kl) && line[kl] == ':') {
-			kb = strtol(line + kl + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return kb;
-}
-
-/* A shared mapping of fd's first NPAGES pages at a PMD-aligned address. */
-static char *map_aligned(int fd)
-{
-	size_t len = NPAGES * PS;
-	char *r = mmap(NULL, len + PMD_SZ, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	char *a;
-
-	if (r == MAP_FAILED)
-		return r;
-	a = (char *)(((uintptr_t)r + PMD_SZ - 1) & ~(PMD_SZ - 1));
-	if (a > r)
-		munmap(r, a - r);
-	munmap(a + len, r + len + PMD_SZ - (a + len));
-	return mmap(a, len, RW, MAP_SHARED | MAP_FIXED, fd, 0);
-}
-
+/* a: the memfd, its pattern, and the converted VMA, PMD-aligned */
 FIXTURE(co) {
-	int fd, self_mem;
-	char *nl, *lin;
-	unsigned int gen[NPAGES];
+	struct rfp_area a;
+	char *lin;
 	char shmem_enabled[64], scan_sleep[32];
 };
 
 FIXTURE_SETUP(co)
 {
-	self->nl = self->lin = MAP_FAILED;
+	self->lin = MAP_FAILED;
 	self->shmem_enabled[0] = self->scan_sleep[0] = 0;
-	memset(self->gen, 0, sizeof(self->gen));
-	self->fd = memfd_create("rfp_collapse", 0);
-	ASSERT_LE(0, self->fd);
-	self->self_mem = open("/proc/self/mem", O_RDWR);
-	ASSERT_LE(0, self->self_mem);
-	rfp_catch_si();
+	ASSERT_EQ(0, rfp_area_open(&self->a, 0, NPAGES, NPAGES, RW));
+	rfp_catch();
 }
 
 FIXTURE_TEARDOWN(co)
 {
 	if (self->shmem_enabled[0])
-		sysfs_write(THP "shmem_enabled", self->shmem_enabled);
+		rfp_write_str(THP "shmem_enabled", self->shmem_enabled);
 	if (self->scan_sleep[0])
-		sysfs_write(THP "khugepaged/scan_sleep_millisecs", self->scan_sleep);
-	if (self->nl != MAP_FAILED)
-		munmap(self->nl, NPAGES * PS);
+		rfp_write_str(THP "khugepaged/scan_sleep_millisecs", self->scan_sleep);
+	rfp_area_close(&self->a);
 	if (self->lin != MAP_FAILED)
 		munmap(self->lin, NPAGES * PS);
-	close(self->fd);
-	close(self->self_mem);
 }
 
 static void check_nl(FIXTURE_DATA(co) *self, struct rfp_tally *t)
 {
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < NPAGES; i++)
-		rfp_check_page(t, self->nl + i * PS, i, lay_pgoff(i), lay_prot(i),
-			       &self->gen[lay_pgoff(i)], false, self->fd,
-			       self->self_mem);
+		rfp_check_page(t, self->a.m + i * PS, i, lay_pgoff(i), lay_prot(i),
+			       &self->a.gen[lay_pgoff(i)], false, self->a.fd,
+			       self->a.self_mem);
 }
 
 /*
@@ -172,7 +80,7 @@ static long pfn_mismatches(FIXTURE_DATA(co) *self, size_t *first)
 
 	for (size_t i = 0; i < NPAGES; i++)
 		(void)*(volatile char *)(self->lin + i * PS);
-	if (rfp_pagemap(self->nl, NPAGES, pn) || rfp_pagemap(self->lin, NPAGES, pl))
+	if (rfp_pagemap(self->a.m, NPAGES, pn) || rfp_pagemap(self->lin, NPAGES, pl))
 		return -1;
 	for (size_t i = 0; i < NPAGES; i++) {
 		uint64_t l = pl[lay_pgoff(i)];
@@ -211,27 +119,23 @@ TEST_F_TIMEOUT(co, collapse_keeps_nonlinear, 180)
 	long pmd_kb;
 	int waited, tries, ret;
 
-	ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PS));
-	ASSERT_EQ(0, rfp_pattern_fd(self->fd, 0, NPAGES, 0));
-
 	/* the converted VMA, PMD-aligned so a retraction could reach it */
-	self->nl = map_aligned(self->fd);
-	ASSERT_NE(MAP_FAILED, self->nl);
-	RFP_FIRST_CHGPROT(return, self->nl, PS, lay_prot(0), lay_pgoff(0));
+	ASSERT_EQ(0, rfp_area_map(&self->a, NPAGES, RW, PMD_SZ));
+	RFP_FIRST_CHGPROT(return, self->a.m, PS, lay_prot(0), lay_pgoff(0));
 	for (size_t i = 1; i < NPAGES; i++) {
-		ASSERT_EQ(0, rfp(self->nl + i * PS, PS, lay_prot(i), lay_pgoff(i),
+		ASSERT_EQ(0, rfp(self->a.m + i * PS, PS, lay_prot(i), lay_pgoff(i),
 				 MAP_CHGPROT)) TH_LOG("page %zu: %s", i, strerror(errno));
 	}
 	check_nl(self, &t);
 	RFP_EXPECT_CLEAN(&t, "before the collapse");
 
-	if (sysfs_read(path, self->shmem_enabled, sizeof(self->shmem_enabled)))
+	if (rfp_read_str(path, self->shmem_enabled, sizeof(self->shmem_enabled)))
 		SKIP(return, "no %s: this kernel has no transparent huge pages", path);
-	sysfs_choice(self->shmem_enabled);
-	ASSERT_EQ(0, sysfs_write(path, "advise")) TH_LOG("%s: %s", path, strerror(errno));
+	rfp_choice(self->shmem_enabled);
+	ASSERT_EQ(0, rfp_write_str(path, "advise")) TH_LOG("%s: %s", path, strerror(errno));
 
 	/* the linear mapping that gets the huge pages */
-	self->lin = map_aligned(self->fd);
+	self->lin = rfp_map_shared(self->a.fd, NPAGES, RW, PMD_SZ);
 	ASSERT_NE(MAP_FAILED, self->lin);
 	for (size_t i = 0; i < NPAGES; i++)
 		(void)*(volatile char *)(self->lin + i * PS);
@@ -253,9 +157,9 @@ TEST_F_TIMEOUT(co, collapse_keeps_nonlinear, 180)
 	ASSERT_EQ(0, ret) TH_LOG("MADV_COLLAPSE, try %d: %s", tries, strerror(errno));
 	if (tries > 1)
 		TH_LOG("MADV_COLLAPSE: EAGAIN %d times", tries - 1);
-	pmd_kb = smaps_kb(self->lin, "ShmemPmdMapped");
+	pmd_kb = rfp_smaps_kb(self->lin, "ShmemPmdMapped");
 	EXPECT_LE((long)(PMD_SZ / 1024), pmd_kb) TH_LOG("no PMD mapping after MADV_COLLAPSE");
-	EXPECT_EQ(1, rfp_vmflag(self->nl, "nl"));
+	EXPECT_EQ(1, rfp_vmflag(self->a.m, "nl"));
 	expect_intact(_metadata, self, "after MADV_COLLAPSE");
 
 	/*
@@ -267,13 +171,13 @@ TEST_F_TIMEOUT(co, collapse_keeps_nonlinear, 180)
 	ASSERT_EQ(0, madvise(self->lin, NPAGES * PS, MADV_HUGEPAGE));
 
 	/* 2. khugepaged collapses the second PMD on its own */
-	ASSERT_EQ(0, sysfs_read(THP "khugepaged/scan_sleep_millisecs", buf, sizeof(buf)));
+	ASSERT_EQ(0, rfp_read_str(THP "khugepaged/scan_sleep_millisecs", buf, sizeof(buf)));
 	strcpy(self->scan_sleep, buf);
-	ASSERT_EQ(0, sysfs_write(THP "khugepaged/scan_sleep_millisecs", "10"));
+	ASSERT_EQ(0, rfp_write_str(THP "khugepaged/scan_sleep_millisecs", "10"));
 	for (waited = 0; waited < KHUGEPAGED_WAIT * 10; waited++) {
 		for (size_t i = HALF; i < NPAGES; i++)
 			(void)*(volatile char *)(self->lin + i * PS);
-		pmd_kb = smaps_kb(self->lin, "ShmemPmdMapped");
+		pmd_kb = rfp_smaps_kb(self->lin, "ShmemPmdMapped");
 		if (pmd_kb >= (long)(2 * PMD_SZ / 1024))
 			break;
 		usleep(100000);
@@ -281,8 +185,8 @@ TEST_F_TIMEOUT(co, collapse_keeps_nonlinear, 180)
 	TH_LOG("khugepaged: ShmemPmdMapped %ld kB after %.1f s", pmd_kb, waited / 10.0);
 	ASSERT_LE((long)(2 * PMD_SZ / 1024), pmd_kb)
 		TH_LOG("khugepaged did not collapse the second PMD in %d s", KHUGEPAGED_WAIT);
-	EXPECT_EQ(0, smaps_kb(self->nl, "ShmemPmdMapped"));
-	EXPECT_EQ(1, rfp_vmflag(self->nl, "mp"));
+	EXPECT_EQ(0, rfp_smaps_kb(self->a.m, "ShmemPmdMapped"));
+	EXPECT_EQ(1, rfp_vmflag(self->a.m, "mp"));
 	expect_intact(_metadata, self, "after khugepaged");
 }
 

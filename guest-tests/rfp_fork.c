@@ -9,10 +9,7 @@
  */
 #include "rfp.h"
 
-#include <fcntl.h>
 #include <sys/wait.h>
-
-#include "kselftest_harness.h"
 
 #define NPAGES 16	/* pages of the VMA */
 #define FPAGES 32	/* pages of the memfd */
@@ -61,42 +58,25 @@ static void want(size_t idx, unsigned long *pgoff, int *prot)
 		}
 }
 
-static ssize_t mem_read(const void *addr, void *buf, size_t n)
-{
-	int fd = open("/proc/self/mem", O_RDONLY);
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	r = pread(fd, buf, n, (off_t)(uintptr_t)addr);
-	close(fd);
-	return r;
-}
-
 FIXTURE(fk) {
-	int fd;			/* the memfd */
-	char *map;		/* the converted VMA */
+	struct rfp_area a;	/* the memfd, a.m the converted VMA */
 	unsigned char *shadow;	/* what the memfd should hold */
 };
 
 FIXTURE_SETUP(fk)
 {
-	self->fd = rfp_memfd(FPAGES);
-	ASSERT_LE(0, self->fd);
-	self->map = mmap(NULL, NPAGES * PS, RW, MAP_SHARED, self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->map);
+	ASSERT_EQ(0, rfp_area_open(&self->a, NPAGES, FPAGES, FPAGES, RW));
 	self->shadow = malloc(FPAGES * PS);
 	ASSERT_NE(NULL, self->shadow);
 	for (size_t i = 0; i < FPAGES; i++)
-		memset(self->shadow + i * PS, rfp_fill(i), PS);
+		rfp_pattern(self->shadow + i * PS, i, 0);
 	rfp_catch();
 }
 
 FIXTURE_TEARDOWN(fk)
 {
 	free(self->shadow);
-	munmap(self->map, NPAGES * PS);
-	close(self->fd);
+	rfp_area_close(&self->a);
 }
 
 /* Apply layout[from...] to map; 0 or -1. */
@@ -136,7 +116,7 @@ static int populate(char *map, const unsigned char *shadow)
 		else if (rfp_allows(prot, RFP_READ))
 			r = rfp_try_load(a, &v);
 		else
-			r = mem_read(a, &v, 1) == 1 ? 0 : -1;
+			r = rfp_mem_read(a, &v, 1) == 1 ? 0 : -1;
 		if (r)
 			return -1;
 	}
@@ -146,10 +126,10 @@ static int populate(char *map, const unsigned char *shadow)
 /* Convert the fixture's VMA and populate it.  false when SKIP()ped. */
 static bool build(struct __test_metadata *_metadata, FIXTURE_DATA(fk) *self)
 {
-	RFP_FIRST_CHGPROT(return false, self->map + layout[0].idx * PS, PS,
+	RFP_FIRST_CHGPROT(return false, self->a.m + layout[0].idx * PS, PS,
 			  layout[0].prot, layout[0].pgoff);
-	ASSERT_EQ(0, apply(self->map, 1)) TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, populate(self->map, self->shadow));
+	ASSERT_EQ(0, apply(self->a.m, 1)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, populate(self->a.m, self->shadow));
 	return true;
 }
 
@@ -177,7 +157,7 @@ static void check_layout(struct __test_metadata *_metadata, char *map,
 		r = rfp_allows(prot, RFP_READ);
 		w = rfp_allows(prot, RFP_WRITE);
 
-		EXPECT_EQ((ssize_t)PS, mem_read(p, buf, PS));
+		EXPECT_EQ((ssize_t)PS, rfp_mem_read(p, buf, PS));
 		EXPECT_EQ(0, memcmp(buf, exp, PS))
 			TH_LOG("page %zu: not file page %lu", idx, pgoff);
 
@@ -211,7 +191,7 @@ static void mark(struct __test_metadata *_metadata, FIXTURE_DATA(fk) *self,
 	want(idx, &pgoff, &prot);
 	self->shadow[pgoff * PS + off] = v;
 	if (write) {
-		EXPECT_EQ(0, rfp_try_store(self->map + idx * PS + off, v));
+		EXPECT_EQ(0, rfp_try_store(self->a.m + idx * PS + off, v));
 	}
 }
 
@@ -234,7 +214,7 @@ chain(struct __test_metadata *_metadata, FIXTURE_DATA(fk) *self, int level,
 		EXPECT_EQ(1, read(go, &c, 1));
 		close(go);
 	}
-	check_layout(_metadata, self->map, self->shadow);
+	check_layout(_metadata, self->a.m, self->shadow);
 	mark(_metadata, self, level, true);
 	if (level < depth) {
 		if (pipe(next_go))
@@ -247,7 +227,7 @@ chain(struct __test_metadata *_metadata, FIXTURE_DATA(fk) *self, int level,
 			chain(_metadata, self, level + 1, depth, next_go[0]);
 		}
 		close(next_go[0]);
-		EXPECT_EQ(0, munmap(self->map, NPAGES * PS));
+		EXPECT_EQ(0, munmap(self->a.m, NPAGES * PS));
 		EXPECT_EQ(1, write(next_go[1], "g", 1));
 		close(next_go[1]);
 		EXPECT_EQ(pid, waitpid(pid, &st, 0));
@@ -275,9 +255,9 @@ static void run_chain(struct __test_metadata *_metadata, FIXTURE_DATA(fk) *self,
 
 	for (int level = 1; level <= depth; level++)
 		mark(_metadata, self, level, false);
-	check_layout(_metadata, self->map, self->shadow);
+	check_layout(_metadata, self->a.m, self->shadow);
 	for (size_t i = 0; i < FPAGES; i++) {
-		EXPECT_EQ((ssize_t)PS, pread(self->fd, buf, PS, i * PS));
+		EXPECT_EQ((ssize_t)PS, pread(self->a.fd, buf, PS, i * PS));
 		EXPECT_EQ(0, memcmp(buf, self->shadow + i * PS, PS))
 			TH_LOG("file page %zu", i);
 	}
@@ -324,14 +304,15 @@ TEST_F(fk, exec_cleans_up)
 		if (!_metadata->passed)
 			_exit(1);
 		close(fd);
-		close(self->fd);
+		close(self->a.fd);
+		close(self->a.self_mem);
 		execl("/bin/true", "true", (char *)NULL);
 		_exit(3);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	EXPECT_EQ(0, st)
 		TH_LOG("status %#x (exit 1: layout, 2: setup, 3: exec)", st);
-	check_layout(_metadata, self->map, self->shadow);
+	check_layout(_metadata, self->a.m, self->shadow);
 }
 
 /* The leak check's workload: a 16 MiB memfd, every third page remapped. */
@@ -390,16 +371,19 @@ static void __attribute__((noreturn)) workload(bool exec)
 	for (size_t i = 0; i < n; i++) {
 		wl_want(n, i, &pgoff, &prot);
 		if (rfp_allows(prot, RFP_WRITE))
-			m[i * PS] = rfp_fill(pgoff);
+			m[i * PS] = rfp_byte(pgoff, 0, 0);
 		else if (rfp_allows(prot, RFP_READ))
 			(void)*(volatile char *)(m + i * PS);
 	}
 	pid = fork();
 	if (pid == 0) {
+		/* the word around byte i % PS of each page i: its file page's */
 		for (size_t i = 0; i < n; i += 61) {
+			size_t w = i % PS / 8;
+
 			wl_want(n, i, &pgoff, &prot);
 			if (rfp_allows(prot, RFP_READ) &&
-			    (unsigned char)m[i * PS + i % PS] != rfp_fill(pgoff))
+			    ((uint64_t *)(m + i * PS))[w] != rfp_word(pgoff, w, 0))
 				_exit(13);
 		}
 		_exit(0);

@@ -12,8 +12,6 @@
 
 #include <sys/wait.h>
 
-#include "kselftest_harness.h"
-
 #define NPAGES 64
 #define HALF (NPAGES / 2)
 

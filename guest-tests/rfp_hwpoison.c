@@ -7,9 +7,9 @@
  * CONFIG_MEMORY_FAILURE); the poisoned page stays out of use in this boot.
  */
 #include "rfp.h"
+
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include "kselftest_harness.h"
 
 #ifndef MADV_HWPOISON
 #define MADV_HWPOISON 100

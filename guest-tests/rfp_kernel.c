@@ -16,15 +16,12 @@
  */
 #include "rfp.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
-
-#include "kselftest_harness.h"
 
 #ifndef GRND_INSECURE
 #define GRND_INSECURE 0x0004	/* 5.6+; never waits for the crng */
@@ -47,15 +44,30 @@ static const struct {
 	[RW]   = { 5, 13, PROT_READ | PROT_WRITE },
 };
 
-static unsigned char fill(int k)
+/* Word w of page k's file page, as ptrace sees it. */
+static uint64_t word(int k, size_t w)
 {
-	return rfp_fill(pg[k].pgoff);
+	return rfp_word(pg[k].pgoff, w, 0);
 }
 
-/* A word of page k's fill, as futex and ptrace see it. */
-static uint32_t fill32(int k)
+/* The futex word at the start of the page that shows file page pgoff. */
+static uint32_t futex_word(unsigned long pgoff)
 {
-	return fill(k) * 0x01010101u;
+	return (uint32_t)rfp_word(pgoff, 0, 0);
+}
+
+/* Does the page at p hold page k's file page, as the memfd was filled? */
+static bool shows(const void *p, int k)
+{
+	return !rfp_pattern_bad(p, pg[k].pgoff, 0);
+}
+
+/* The same for the memfd's page pgoff, read through the file. */
+static bool file_shows(int fd, unsigned long pgoff, int k)
+{
+	uint64_t b[RFP_WORDS];
+
+	return pread(fd, b, PS, pgoff * PS) == SPS && shows(b, k);
 }
 
 /* Is every byte of the page at p equal to v? */
@@ -78,8 +90,7 @@ static bool file_is(int fd, unsigned long pgoff, unsigned char v)
 }
 
 FIXTURE(matrix) {
-	int fd;			/* the memfd behind the VMA */
-	char *map;		/* the VMA, NPAGES long */
+	struct rfp_area a;	/* the memfd, a.m the VMA, NPAGES long */
 	char *p[NPG];		/* its RO, NONE and RW pages */
 	unsigned char *buf;	/* a page of ordinary anonymous memory */
 };
@@ -98,13 +109,10 @@ FIXTURE_VARIANT_ADD(matrix, vmas) {
 
 FIXTURE_SETUP(matrix)
 {
-	self->fd = rfp_memfd(FPAGES);
-	ASSERT_LE(0, self->fd);
-	self->map = mmap(NULL, NPAGES * PS, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->map);
+	ASSERT_EQ(0, rfp_area_open(&self->a, NPAGES, FPAGES, FPAGES,
+				   PROT_READ | PROT_WRITE));
 	for (int k = 0; k < NPG; k++)
-		self->p[k] = self->map + pg[k].idx * PS;
+		self->p[k] = self->a.m + pg[k].idx * PS;
 	self->buf = mmap(NULL, PS, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->buf);
@@ -114,8 +122,7 @@ FIXTURE_SETUP(matrix)
 FIXTURE_TEARDOWN(matrix)
 {
 	munmap(self->buf, PS);
-	munmap(self->map, NPAGES * PS);
-	close(self->fd);
+	rfp_area_close(&self->a);
 }
 
 /* Give pages [from, NPG) of map their pgoff and prot, the variant's way. */
@@ -146,26 +153,28 @@ static bool build(struct __test_metadata *_metadata, FIXTURE_DATA(matrix) *self,
 		RFP_FIRST_CHGPROT(return false, self->p[RO], PS, pg[RO].prot,
 				  pg[RO].pgoff);
 		from = RO + 1;
-	} else if (!manyprots_expected()) {
-		SKIP(return false, "reference layout of one-page VMAs: runs with EXPECT_MANYPROTS=on only");
+	} else {
+		/* the reference layout of one-page VMAs, for comparison */
+		RFP_NEED_MANYPROTS(return false);
 	}
-	ASSERT_EQ(0, apply(self->map, self->fd, variant->chgprot, from))
+	ASSERT_EQ(0, apply(self->a.m, self->a.fd, variant->chgprot, from))
 		TH_LOG("laying out: %s", strerror(errno));
 
 	for (int k = 0; k < NPG; k++) {
-		char *a = self->p[k] + 100;
+		char *a = self->p[k] + RFP_OFF_ID;
 		bool r = rfp_allows(pg[k].prot, RFP_READ);
 		bool w = rfp_allows(pg[k].prot, RFP_WRITE);
-		unsigned char v = 0;
+		uint64_t v = 0;
 
-		ASSERT_EQ(r ? 0 : SEGV_ACCERR, rfp_try_load(a, &v))
+		ASSERT_EQ(r ? 0 : SEGV_ACCERR, rfp_try_id(self->p[k], &v))
 			TH_LOG("read probe of page %d", k);
 		if (r) {
-			ASSERT_EQ(fill(k), v);
+			ASSERT_EQ(rfp_id(pg[k].pgoff, 0), v);
 		} else {
 			ASSERT_EQ((void *)a, rfp_fault_addr);
 		}
-		ASSERT_EQ(w ? 0 : SEGV_ACCERR, rfp_try_store(a, fill(k)))
+		ASSERT_EQ(w ? 0 : SEGV_ACCERR,
+			  rfp_try_store(a, rfp_byte(pg[k].pgoff, RFP_OFF_ID, 0)))
 			TH_LOG("write probe of page %d", k);
 	}
 	return true;
@@ -185,12 +194,12 @@ TEST_F(matrix, read_into_ro)
 	errno = 0;
 	EXPECT_EQ(-1, read(p[0], self->p[RO], PS));
 	EXPECT_EQ(EFAULT, errno);
-	EXPECT_TRUE(page_is(self->p[RO], fill(RO)));
-	EXPECT_TRUE(file_is(self->fd, pg[RO].pgoff, fill(RO)));
+	EXPECT_TRUE(shows(self->p[RO], RO));
+	EXPECT_TRUE(file_shows(self->a.fd, pg[RO].pgoff, RO));
 
 	EXPECT_EQ(SPS, read(p[0], self->p[RW], PS));
 	EXPECT_TRUE(page_is(self->p[RW], 'Q'));
-	EXPECT_TRUE(file_is(self->fd, pg[RW].pgoff, 'Q'));
+	EXPECT_TRUE(file_is(self->a.fd, pg[RW].pgoff, 'Q'));
 	close(p[0]);
 	close(p[1]);
 }
@@ -213,7 +222,7 @@ TEST_F(matrix, write_from_none)
 			continue;
 		EXPECT_EQ(SPS, write(p[1], self->p[k], PS));
 		EXPECT_EQ(SPS, read(p[0], self->buf, PS));
-		EXPECT_TRUE(page_is(self->buf, fill(k))) TH_LOG("page %d", k);
+		EXPECT_TRUE(shows(self->buf, k)) TH_LOG("page %d", k);
 	}
 	/* and the failed write put nothing in the pipe */
 	errno = 0;
@@ -223,25 +232,17 @@ TEST_F(matrix, write_from_none)
 	close(p[1]);
 }
 
-static ssize_t vm_rw(bool write, void *local, void *remote)
-{
-	struct iovec l = { local, PS }, r = { remote, PS };
-
-	return write ? process_vm_writev(getpid(), &l, 1, &r, 1, 0) :
-		       process_vm_readv(getpid(), &l, 1, &r, 1, 0);
-}
-
 /* GUP for read: PROT_NONE EFAULT, read-only works. */
 TEST_F(matrix, process_vm_readv)
 {
 	if (!build(_metadata, self, variant))
 		return;
 	errno = 0;
-	EXPECT_EQ(-1, vm_rw(false, self->buf, self->p[NONE]));
+	EXPECT_EQ(-1, rfp_vm_rw(self->p[NONE], self->buf, PS, false));
 	EXPECT_EQ(EFAULT, errno);
 
-	EXPECT_EQ(SPS, vm_rw(false, self->buf, self->p[RO]));
-	EXPECT_TRUE(page_is(self->buf, fill(RO)));
+	EXPECT_EQ(SPS, rfp_vm_rw(self->p[RO], self->buf, PS, false));
+	EXPECT_TRUE(shows(self->buf, RO));
 }
 
 /* GUP for write: read-only EFAULT and unchanged, read-write works. */
@@ -251,14 +252,14 @@ TEST_F(matrix, process_vm_writev)
 		return;
 	memset(self->buf, 'V', PS);
 	errno = 0;
-	EXPECT_EQ(-1, vm_rw(true, self->buf, self->p[RO]));
+	EXPECT_EQ(-1, rfp_vm_rw(self->p[RO], self->buf, PS, true));
 	EXPECT_EQ(EFAULT, errno);
-	EXPECT_TRUE(page_is(self->p[RO], fill(RO)));
-	EXPECT_TRUE(file_is(self->fd, pg[RO].pgoff, fill(RO)));
+	EXPECT_TRUE(shows(self->p[RO], RO));
+	EXPECT_TRUE(file_shows(self->a.fd, pg[RO].pgoff, RO));
 
-	EXPECT_EQ(SPS, vm_rw(true, self->buf, self->p[RW]));
+	EXPECT_EQ(SPS, rfp_vm_rw(self->p[RW], self->buf, PS, true));
 	EXPECT_TRUE(page_is(self->p[RW], 'V'));
-	EXPECT_TRUE(file_is(self->fd, pg[RW].pgoff, 'V'));
+	EXPECT_TRUE(file_is(self->a.fd, pg[RW].pgoff, 'V'));
 }
 
 /*
@@ -308,17 +309,18 @@ TEST_F(matrix, o_direct)
 	EXPECT_EQ(-1, pwrite(fd, self->p[NONE], PS, 0));
 	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(SPS, pread(fd, self->buf, PS, 0));
-	EXPECT_TRUE(page_is(self->buf, fill(RW)));
+	EXPECT_TRUE(shows(self->buf, RW));
 
 	errno = 0;
 	EXPECT_EQ(-1, pread(fd, self->p[RO], PS, 0));
 	EXPECT_EQ(EFAULT, errno);
-	EXPECT_TRUE(page_is(self->p[RO], fill(RO)));
-	EXPECT_TRUE(file_is(self->fd, pg[RO].pgoff, fill(RO)));
+	EXPECT_TRUE(shows(self->p[RO], RO));
+	EXPECT_TRUE(file_shows(self->a.fd, pg[RO].pgoff, RO));
 
+	/* RO's contents, copied into RW's page and so into its file page */
 	EXPECT_EQ(SPS, pread(fd, self->p[RW], PS, PS));
-	EXPECT_TRUE(page_is(self->p[RW], fill(RO)));
-	EXPECT_TRUE(file_is(self->fd, pg[RW].pgoff, fill(RO)));
+	EXPECT_TRUE(shows(self->p[RW], RO));
+	EXPECT_TRUE(file_shows(self->a.fd, pg[RW].pgoff, RO));
 	close(fd);
 }
 
@@ -340,7 +342,7 @@ TEST_F(matrix, vmsplice)
 	iov.iov_base = self->p[RO];
 	EXPECT_EQ(SPS, vmsplice(p[1], &iov, 1, 0));
 	EXPECT_EQ(SPS, read(p[0], self->buf, PS));
-	EXPECT_TRUE(page_is(self->buf, fill(RO)));
+	EXPECT_TRUE(shows(self->buf, RO));
 	errno = 0;
 	EXPECT_EQ(-1, read(p[0], self->buf, PS));
 	EXPECT_EQ(EAGAIN, errno);
@@ -365,20 +367,21 @@ TEST_F(matrix, futex)
 
 	if (!build(_metadata, self, variant))
 		return;
+	ASSERT_NE(futex_word(pg[RO].idx), futex_word(pg[RO].pgoff));
 	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
 		errno = 0;
-		EXPECT_EQ(-1, futex_wait(self->p[NONE], ops[i], fill32(NONE)));
+		EXPECT_EQ(-1, futex_wait(self->p[NONE], ops[i],
+					 futex_word(pg[NONE].pgoff)));
 		EXPECT_EQ(EFAULT, errno) TH_LOG("op %d", ops[i]);
 
 		/* the value of the linear file page does not match... */
 		errno = 0;
-		EXPECT_EQ(-1, futex_wait(self->p[RO], ops[i],
-					 rfp_fill(pg[RO].idx) * 0x01010101u));
+		EXPECT_EQ(-1, futex_wait(self->p[RO], ops[i], futex_word(pg[RO].idx)));
 		EXPECT_EQ(EAGAIN, errno) TH_LOG("op %d", ops[i]);
 
 		/* ...the nonlinear one's does, so it waits until the timeout */
 		errno = 0;
-		EXPECT_EQ(-1, futex_wait(self->p[RO], ops[i], fill32(RO)));
+		EXPECT_EQ(-1, futex_wait(self->p[RO], ops[i], futex_word(pg[RO].pgoff)));
 		EXPECT_EQ(ETIMEDOUT, errno) TH_LOG("op %d", ops[i]);
 	}
 }
@@ -389,27 +392,24 @@ TEST_F(matrix, futex)
  */
 TEST_F(matrix, proc_self_mem)
 {
-	int mem;
+	int mem = self->a.self_mem;
 
 	if (!build(_metadata, self, variant))
 		return;
-	mem = open("/proc/self/mem", O_RDWR);
-	ASSERT_LE(0, mem);
 
 	EXPECT_EQ(SPS, pread(mem, self->buf, PS, (off_t)(uintptr_t)self->p[NONE]));
-	EXPECT_TRUE(page_is(self->buf, fill(NONE)));
+	EXPECT_TRUE(shows(self->buf, NONE));
 
 	memset(self->buf, 'M', PS);
 	errno = 0;
 	EXPECT_EQ(-1, pwrite(mem, self->buf, PS, (off_t)(uintptr_t)self->p[RO]));
 	EXPECT_TRUE(errno == EIO || errno == EFAULT) TH_LOG("errno %d", errno);
-	EXPECT_TRUE(page_is(self->p[RO], fill(RO)));
-	EXPECT_TRUE(file_is(self->fd, pg[RO].pgoff, fill(RO)));
+	EXPECT_TRUE(shows(self->p[RO], RO));
+	EXPECT_TRUE(file_shows(self->a.fd, pg[RO].pgoff, RO));
 
 	EXPECT_EQ(SPS, pwrite(mem, self->buf, PS, (off_t)(uintptr_t)self->p[RW]));
 	EXPECT_TRUE(page_is(self->p[RW], 'M'));
-	EXPECT_TRUE(file_is(self->fd, pg[RW].pgoff, 'M'));
-	close(mem);
+	EXPECT_TRUE(file_is(self->a.fd, pg[RW].pgoff, 'M'));
 }
 
 /* ptrace is FOLL_FORCE too, on a stopped child that laid the pages out itself. */
@@ -426,9 +426,9 @@ TEST_F(matrix, ptrace)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		/* a fresh VMA, so this does not rely on what fork copies */
-		if (mmap(self->map, NPAGES * PS, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED, self->fd, 0) != self->map ||
-		    apply(self->map, self->fd, variant->chgprot, 0) ||
+		if (mmap(self->a.m, NPAGES * PS, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, self->a.fd, 0) != self->a.m ||
+		    apply(self->a.m, self->a.fd, variant->chgprot, 0) ||
 		    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 			_exit(1);
 		raise(SIGSTOP);
@@ -440,7 +440,7 @@ TEST_F(matrix, ptrace)
 	errno = 0;
 	w = ptrace(PTRACE_PEEKDATA, pid, self->p[NONE] + 8, NULL);
 	EXPECT_EQ(0, errno);
-	EXPECT_EQ((long)fill32(NONE) * 0x100000001L, w);
+	EXPECT_EQ((long)word(NONE, 1), w);
 
 	errno = 0;
 	EXPECT_EQ(-1, ptrace(PTRACE_POKEDATA, pid, self->p[RO] + 8, (void *)poke));
@@ -448,11 +448,11 @@ TEST_F(matrix, ptrace)
 	errno = 0;
 	w = ptrace(PTRACE_PEEKDATA, pid, self->p[RO] + 8, NULL);
 	EXPECT_EQ(0, errno);
-	EXPECT_EQ((long)fill32(RO) * 0x100000001L, w);
-	EXPECT_TRUE(file_is(self->fd, pg[RO].pgoff, fill(RO)));
+	EXPECT_EQ((long)word(RO, 1), w);
+	EXPECT_TRUE(file_shows(self->a.fd, pg[RO].pgoff, RO));
 
 	EXPECT_EQ(0, ptrace(PTRACE_POKEDATA, pid, self->p[RW] + 8, (void *)poke));
-	EXPECT_EQ(8, pread(self->fd, &w, 8, pg[RW].pgoff * PS + 8));
+	EXPECT_EQ(8, pread(self->a.fd, &w, 8, pg[RW].pgoff * PS + 8));
 	EXPECT_EQ(poke, w);
 
 	kill(pid, SIGKILL);
@@ -472,8 +472,8 @@ TEST_F(matrix, copy_to_user)
 	errno = 0;
 	EXPECT_EQ(-1, syscall(SYS_clock_gettime, CLOCK_MONOTONIC, self->p[RO]));
 	EXPECT_EQ(EFAULT, errno);
-	EXPECT_TRUE(page_is(self->p[RO], fill(RO)));
-	EXPECT_TRUE(file_is(self->fd, pg[RO].pgoff, fill(RO)));
+	EXPECT_TRUE(shows(self->p[RO], RO));
+	EXPECT_TRUE(file_shows(self->a.fd, pg[RO].pgoff, RO));
 
 	memset(self->p[RW], 0xff, PS);
 	EXPECT_EQ(64, syscall(SYS_getrandom, self->p[RW], 64, GRND_INSECURE));

@@ -11,8 +11,6 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "kselftest_harness.h"
-
 #define NPAGES 4096		/* 16 MiB */
 #define NCONTROL 1024		/* pages of the compaction test's control */
 #define BALLAST_RATIO 7
@@ -20,41 +18,32 @@
 #define BALLAST ((NPAGES + NCONTROL) * BALLAST_RATIO * 4096UL)
 #define RW (PROT_READ | PROT_WRITE)
 
-/* As in rfp_swap.c: a permutation of [0, n) without fixed points. */
+/* The layout of rfp_swap.c: rfp_scatter_pgoff(), rfp_scatter_prot(). */
 static size_t lay_pgoff(size_t i)
 {
-	return (i * 1031 + 17) & (NPAGES - 1);
+	return rfp_scatter_pgoff(i, NPAGES);
 }
 
 static int lay_prot(size_t i)
 {
-	return rfp_prots[(i * 5 + i / 8 + 1) % 8];
+	return rfp_scatter_prot(i);
 }
 
+/* a: the memfd, NPAGES long, its pages holes until a test fills them */
 FIXTURE(mg) {
-	int fd, self_mem;
-	char *map;
-	unsigned int gen[NPAGES];
+	struct rfp_area a;
 	uint64_t pm0[NPAGES], pm1[NPAGES];
 };
 
 FIXTURE_SETUP(mg)
 {
-	self->fd = memfd_create("rfp_migrate", 0);
-	ASSERT_LE(0, self->fd);
-	self->self_mem = open("/proc/self/mem", O_RDWR);
-	ASSERT_LE(0, self->self_mem);
-	self->map = MAP_FAILED;
-	memset(self->gen, 0, sizeof(self->gen));
-	rfp_catch_si();
+	ASSERT_EQ(0, rfp_area_open(&self->a, 0, NPAGES, 0, RW));
+	rfp_catch();
 }
 
 FIXTURE_TEARDOWN(mg)
 {
-	if (self->map != MAP_FAILED)
-		munmap(self->map, NPAGES * PS);
-	close(self->fd);
-	close(self->self_mem);
+	rfp_area_close(&self->a);
 }
 
 /*
@@ -65,22 +54,20 @@ static bool build(struct __test_metadata *_metadata, FIXTURE_DATA(mg) *self,
 		  bool fill)
 {
 	if (fill) {
-		ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PS));
-		ASSERT_EQ(0, rfp_pattern_fd(self->fd, 0, NPAGES, 0));
+		ASSERT_EQ(0, rfp_pattern_fd(self->a.fd, 0, NPAGES, 0));
 	}
-	self->map = mmap(NULL, NPAGES * PS, RW, MAP_SHARED, self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->map);
-	RFP_FIRST_CHGPROT(return false, self->map, PS, lay_prot(0), lay_pgoff(0));
+	ASSERT_EQ(0, rfp_area_map(&self->a, NPAGES, RW, 0));
+	RFP_FIRST_CHGPROT(return false, self->a.m, PS, lay_prot(0), lay_pgoff(0));
 	for (size_t i = 1; i < NPAGES; i++) {
-		ASSERT_EQ(0, rfp(self->map + i * PS, PS, lay_prot(i), lay_pgoff(i),
+		ASSERT_EQ(0, rfp(self->a.m + i * PS, PS, lay_prot(i), lay_pgoff(i),
 				 MAP_CHGPROT))
 			TH_LOG("page %zu: %s", i, strerror(errno));
 	}
 	for (size_t i = 0; i < NPAGES; i++) {
-		ASSERT_EQ(0, rfp_touch(self->map + i * PS, lay_prot(i), self->self_mem))
+		ASSERT_EQ(0, rfp_touch(self->a.m + i * PS, lay_prot(i), self->a.self_mem))
 			TH_LOG("page %zu (prot %d) cannot be populated", i, lay_prot(i));
 	}
-	ASSERT_EQ(0, rfp_pagemap(self->map, NPAGES, self->pm0));
+	ASSERT_EQ(0, rfp_pagemap(self->a.m, NPAGES, self->pm0));
 	for (size_t i = 0; i < NPAGES; i++) {
 		ASSERT_TRUE(self->pm0[i] & RFP_PM_PRESENT) TH_LOG("page %zu not present", i);
 	}
@@ -92,9 +79,9 @@ static void check_all(FIXTURE_DATA(mg) *self, bool rewrite, struct rfp_tally *t)
 {
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < NPAGES; i++)
-		rfp_check_page(t, self->map + i * PS, i, lay_pgoff(i), lay_prot(i),
-			       &self->gen[lay_pgoff(i)], rewrite, self->fd,
-			       self->self_mem);
+		rfp_check_page(t, self->a.m + i * PS, i, lay_pgoff(i), lay_prot(i),
+			       &self->a.gen[lay_pgoff(i)], rewrite, self->a.fd,
+			       self->a.self_mem);
 }
 
 /*
@@ -174,7 +161,7 @@ static void *reader(void *arg)
 
 	while (t && !__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		for (size_t i = 0; i < NPAGES; i++) {
-			char *a = self->map + i * PS;
+			char *a = self->a.m + i * PS;
 			size_t bad = 0, pgoff = lay_pgoff(i);
 			int prot = lay_prot(i), code;
 
@@ -234,11 +221,10 @@ TEST_F_TIMEOUT(mg, compaction, 400)
 	ASSERT_EQ(0, ftruncate(lfd, NCONTROL * PS));
 	lin = mmap(NULL, NCONTROL * PS, RW, MAP_SHARED, lfd, 0);
 	ASSERT_NE(MAP_FAILED, lin);
-	ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PS));
 	for (size_t i = 0, b = 0; i < NPAGES; i++) {
 		for (int k = 0; k < BALLAST_RATIO; k++)
 			ballast[b++ * PS] = 1;
-		ASSERT_EQ(0, rfp_pattern_fd(self->fd, i, 1, 0));
+		ASSERT_EQ(0, rfp_pattern_fd(self->a.fd, i, 1, 0));
 		if (i % (NPAGES / NCONTROL))
 			continue;
 		for (int k = 0; k < BALLAST_RATIO; k++)
@@ -282,7 +268,7 @@ TEST_F_TIMEOUT(mg, compaction, 400)
 	mig1 = rfp_keyed("/proc/vmstat", "pgmigrate_success", ' ');
 	fail1 = rfp_keyed("/proc/vmstat", "pgmigrate_fail", ' ');
 
-	ASSERT_EQ(0, rfp_pagemap(self->map, NPAGES, self->pm1));
+	ASSERT_EQ(0, rfp_pagemap(self->a.m, NPAGES, self->pm1));
 	ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm1));
 	pm_summarize(self->pm0, self->pm1, NPAGES, mtype, &s);
 	pm_summarize(lpm0, lpm1, NCONTROL, mtype, &sl);
@@ -310,7 +296,7 @@ TEST_F_TIMEOUT(mg, compaction, 400)
 	 */
 	check_all(self, true, &t);
 	RFP_EXPECT_CLEAN(&t, "after compaction");
-	ASSERT_EQ(0, rfp_pagemap(self->map, NPAGES, pm2));
+	ASSERT_EQ(0, rfp_pagemap(self->a.m, NPAGES, pm2));
 	for (size_t i = 0; i < NPAGES; i++)
 		if (!(self->pm1[i] & RFP_PM_PRESENT) && (pm2[i] & RFP_PM_PRESENT) &&
 		    RFP_PM_PFN(pm2[i]) != RFP_PM_PFN(self->pm0[i]))
@@ -402,11 +388,10 @@ TEST_F_TIMEOUT(mg, move_pages, 120)
 
 	if (!build(_metadata, self, true))
 		return;
-	if (access("/sys/devices/system/node/node1", F_OK))
-		SKIP(return, "one NUMA node (boot with numa=fake=2 and CONFIG_NUMA_EMU)");
+	RFP_NEED_TWO_NODES();
 
 	for (size_t i = 0; i < NPAGES; i++)
-		pages[i] = self->map + i * PS;
+		pages[i] = self->a.m + i * PS;
 	ASSERT_EQ(0, move_pages(NPAGES, pages, NULL, status)) TH_LOG("%s", strerror(errno));
 	mp_compare(status, NULL, &c);
 	MP_EXPECT(&c, status, NULL, "query before moving");
@@ -421,7 +406,7 @@ TEST_F_TIMEOUT(mg, move_pages, 120)
 	       "(%ld PROT_NONE pages, %ld of them not)", to1, NPAGES - to1, c.ok, c.none,
 	       c.bad_none);
 	MP_EXPECT(&c, status, nodes, "move_pages status");
-	present = rfp_present(self->map, NPAGES);
+	present = rfp_present(self->a.m, NPAGES);
 	/* a query finds present pages only: touch them all (checking them) */
 	check_all(self, true, &t);
 	RFP_EXPECT_CLEAN(&t, "after move_pages");
@@ -433,7 +418,7 @@ TEST_F_TIMEOUT(mg, move_pages, 120)
 
 	/* mbind() refuses a nonlinear VMA (rfp_mlock.c) and moves nothing */
 	errno = 0;
-	EXPECT_EQ(-1, syscall(SYS_mbind, self->map, NPAGES * PS, MPOL_BIND, &mask,
+	EXPECT_EQ(-1, syscall(SYS_mbind, self->a.m, NPAGES * PS, MPOL_BIND, &mask,
 			      sizeof(mask) * 8, MPOL_MF_MOVE));
 	EXPECT_EQ(EINVAL, errno);
 	check_all(self, true, &t);

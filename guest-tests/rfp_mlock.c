@@ -6,8 +6,8 @@
  * the file range a shared policy is set on, and changes nothing.
  */
 #include "rfp.h"
+
 #include <linux/mempolicy.h>
-#include "kselftest_harness.h"
 
 #define NPAGES 64
 
@@ -57,11 +57,10 @@ static long bad_pages(struct rfp_area *a)
 	long bad = 0;
 
 	for (size_t i = 0; i < NPAGES; i++) {
-		unsigned char v = 0;
+		uint64_t v = 0;
 		int w = rfp_try(a->m + i * PS + RFP_OFF_W, RFP_WRITE);
 
-		if (rfp_try_load(a->m + i * PS + RFP_OFF_R, &v) ||
-		    v != rfp_fill(lay_pgoff(i)) ||
+		if (rfp_try_id(a->m + i * PS, &v) || v != rfp_id(lay_pgoff(i), 0) ||
 		    (lay_prot(i) & PROT_WRITE ? w != 0 : w != SEGV_ACCERR))
 			bad++;
 	}
@@ -74,8 +73,7 @@ TEST_F(ml, move_pages_keeps_locked_pages)
 	static int nodes[NPAGES], status[NPAGES];
 	long moved = 0, busy = 0, ret;
 
-	if (access("/sys/devices/system/node/node1", F_OK))
-		SKIP(return, "one NUMA node");
+	RFP_NEED_TWO_NODES();
 	if (!build(_metadata, &self->a))
 		return;
 	for (size_t i = 0; i < NPAGES; i++)

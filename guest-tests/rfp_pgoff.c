@@ -15,7 +15,6 @@
  *   offset with its own protection is taken anywhere.
  */
 #include "rfp.h"
-#include "kselftest_harness.h"
 
 #define NPAGES 4
 
@@ -58,8 +57,9 @@ static bool takes(char *m, unsigned long p)
 TEST_F(po, chgprot_offset_limit)
 {
 	unsigned long lo = NPAGES, hi = 1UL << 50, b;
-	unsigned char page[4096], v = 0;
+	unsigned char page[4096];
 	char *m = self->a.m;
+	uint64_t v = 0;
 
 	RFP_FIRST_CHGPROT(return, m, PS, PROT_READ, 1);
 	ASSERT_FALSE(takes(m, hi));
@@ -76,13 +76,13 @@ TEST_F(po, chgprot_offset_limit)
 	EXPECT_EQ(0, b & (b - 1));
 	EXPECT_LE(1UL << 32, b);
 
-	/* the largest accepted offset maps that file page */
+	/* the largest accepted offset maps that file page (with 0x77's contents) */
 	ASSERT_EQ(0, ftruncate(self->a.fd, (off_t)(b * PS)));
-	rfp_fill_page(page, 0x77);
+	rfp_pattern(page, 0x77, 0);
 	ASSERT_EQ((ssize_t)PS, pwrite(self->a.fd, page, PS, (off_t)((b - 1) * PS)));
 	ASSERT_EQ(0, rfp(m, PS, PROT_READ, b - 1, MAP_CHGPROT));
-	ASSERT_EQ(0, rfp_try_load(m + RFP_OFF_R, &v));
-	EXPECT_EQ(rfp_fill(0x77), v);
+	ASSERT_EQ(0, rfp_try_id(m, &v));
+	EXPECT_EQ(rfp_id(0x77, 0), v);
 
 	/* refused: the limit itself, and a range across it; nothing changed */
 	errno = 0;
@@ -92,11 +92,11 @@ TEST_F(po, chgprot_offset_limit)
 	EXPECT_EQ(-1, rfp(m + PS, 2 * PS, PROT_READ, b - 1, MAP_CHGPROT));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, rfp(m + 2 * PS, 2 * PS, PROT_READ, b - 2, MAP_CHGPROT | MAP_NONBLOCK));
-	ASSERT_EQ(0, rfp_try_load(m + PS + RFP_OFF_R, &v));
-	EXPECT_EQ(rfp_fill(1), v);
+	ASSERT_EQ(0, rfp_try_id(m + PS, &v));
+	EXPECT_EQ(rfp_id(1, 0), v);
 	EXPECT_EQ(0, rfp_try(m + PS + RFP_OFF_W, RFP_WRITE));
-	ASSERT_EQ(0, rfp_try_load(m + 3 * PS + RFP_OFF_R, &v));
-	EXPECT_EQ(rfp_fill(0x77), v);
+	ASSERT_EQ(0, rfp_try_id(m + 3 * PS, &v));
+	EXPECT_EQ(rfp_id(0x77, 0), v);
 }
 
 /* A VMA just past what the reverse index can name (8 TiB with 4k pages). */

@@ -12,18 +12,10 @@
  * Pages map file holes, so an allocation shows as file data (SEEK_DATA).
  */
 #include "rfp.h"
-#include <sys/uio.h>
-#include "kselftest_harness.h"
 
 #define NPAGES 32
 #define HOLE_NONE 128	/* PROT_NONE pages map file pages from here */
 #define HOLE_RO 192	/* read-only pages map file pages from here */
-
-#define NEED_MANYPROTS() do {						\
-	if (!manyprots_expected())					\
-		SKIP(return, "needs MAP_CHGPROT (EXPECT_MANYPROTS=%s)",	\
-		     rfp_expect_mode());					\
-} while (0)
 
 FIXTURE(pop) {
 	struct rfp_area a;
@@ -145,39 +137,33 @@ TEST_F(pop, willneed_and_clear_refs_keep_protections)
 	EXPECT_EQ(1, rfp_vmflag(m, "mp"));
 }
 
-/* process_vm_readv/writev on ourselves: GUP without FOLL_FORCE. */
-static ssize_t vm_rw(void *p, char *buf, int write)
-{
-	struct iovec local = { buf, 1 }, remote = { p, 1 };
-
-	return write ? process_vm_writev(getpid(), &local, 1, &remote, 1, 0)
-		     : process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-}
-
-/* A VMA mapped read-only (of a read-write fd): one page made writable. */
+/*
+ * process_vm_readv/writev on ourselves (GUP without FOLL_FORCE), and
+ * /proc/self/mem (FOLL_FORCE, the area's self_mem) on a VMA mapped
+ * read-only (of a read-write fd): one page made writable.
+ */
 TEST_F(pop, gup_on_read_only_vma)
 {
 	char *m = mmap(NULL, 8 * PS, PROT_READ, MAP_SHARED, self->a.fd, 0);
-	int mem = open("/proc/self/mem", O_RDWR);
+	uint64_t id = 0;
 	char c = 'x';
 
 	ASSERT_NE(MAP_FAILED, m);
-	ASSERT_LE(0, mem);
 	RFP_FIRST_CHGPROT(goto out, m + 3 * PS, PS, PROT_READ | PROT_WRITE, 3);
-	EXPECT_EQ(1, vm_rw(m + 3 * PS + RFP_OFF_W, &c, 1));
+	EXPECT_EQ(1, rfp_vm_rw(m + 3 * PS + RFP_OFF_W, &c, 1, true));
 	EXPECT_EQ('x', m[3 * PS + RFP_OFF_W]);
 	errno = 0;
-	EXPECT_EQ(-1, vm_rw(m + 4 * PS + RFP_OFF_W, &c, 1));
+	EXPECT_EQ(-1, rfp_vm_rw(m + 4 * PS + RFP_OFF_W, &c, 1, true));
 	EXPECT_EQ(EFAULT, errno);
 	errno = 0;
-	EXPECT_EQ(-1, pwrite(mem, &c, 1, (off_t)(uintptr_t)(m + 4 * PS + RFP_OFF_W)));
+	EXPECT_EQ(-1, pwrite(self->a.self_mem, &c, 1,
+			     (off_t)(uintptr_t)(m + 4 * PS + RFP_OFF_W)));
 	EXPECT_EQ(EIO, errno);
-	EXPECT_EQ(1, vm_rw(m + 4 * PS + RFP_OFF_R, &c, 0));
-	EXPECT_EQ(rfp_fill(4), (unsigned char)c);
+	EXPECT_EQ(8, rfp_vm_rw(m + 4 * PS + RFP_OFF_ID, &id, 8, false));
+	EXPECT_EQ(rfp_id(4, 0), id);
 	EXPECT_EQ(0, rfp_try(m + 3 * PS + RFP_OFF_W, RFP_WRITE));
 	EXPECT_EQ(SEGV_ACCERR, rfp_try(m + 4 * PS + RFP_OFF_W, RFP_WRITE));
 out:
-	close(mem);
 	munmap(m, 8 * PS);
 }
 
@@ -185,17 +171,18 @@ out:
 TEST_F(pop, gup_on_prot_none_vma)
 {
 	char *m = mmap(NULL, 8 * PS, PROT_NONE, MAP_SHARED, self->a.fd, 0);
+	uint64_t id = 0;
 	char c = 0;
 
 	ASSERT_NE(MAP_FAILED, m);
 	RFP_FIRST_CHGPROT(goto out, m + 5 * PS, PS, PROT_READ, 6);
-	EXPECT_EQ(1, vm_rw(m + 5 * PS + RFP_OFF_R, &c, 0));
-	EXPECT_EQ(rfp_fill(6), (unsigned char)c);
+	EXPECT_EQ(8, rfp_vm_rw(m + 5 * PS + RFP_OFF_ID, &id, 8, false));
+	EXPECT_EQ(rfp_id(6, 0), id);
 	errno = 0;
-	EXPECT_EQ(-1, vm_rw(m + 5 * PS + RFP_OFF_W, &c, 1));
+	EXPECT_EQ(-1, rfp_vm_rw(m + 5 * PS + RFP_OFF_W, &c, 1, true));
 	EXPECT_EQ(EFAULT, errno);
 	errno = 0;
-	EXPECT_EQ(-1, vm_rw(m + 4 * PS + RFP_OFF_R, &c, 0));
+	EXPECT_EQ(-1, rfp_vm_rw(m + 4 * PS + RFP_OFF_R, &c, 1, false));
 	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(0, rfp_try(m + 5 * PS + RFP_OFF_R, RFP_READ));
 	EXPECT_EQ(SEGV_ACCERR, rfp_try(m + 4 * PS + RFP_OFF_R, RFP_READ));

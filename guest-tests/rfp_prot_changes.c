@@ -16,40 +16,24 @@
 
 #include <time.h>
 
-#include "kselftest_harness.h"
-
 #define RW (PROT_READ | PROT_WRITE)
 #define NPROT 8
 #define NPAGES 256
 #define ROUNDS 20
 
 FIXTURE(pc) {
-	int fd, self_mem;
-	char *m;
-	unsigned int gen[NPAGES];
+	struct rfp_area a;
 };
 
 FIXTURE_SETUP(pc)
 {
-	self->m = MAP_FAILED;
-	memset(self->gen, 0, sizeof(self->gen));
-	self->fd = memfd_create("rfp_prot_changes", 0);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, ftruncate(self->fd, NPAGES * PS));
-	ASSERT_EQ(0, rfp_pattern_fd(self->fd, 0, NPAGES, 0));
-	self->self_mem = open("/proc/self/mem", O_RDWR);
-	ASSERT_LE(0, self->self_mem);
-	self->m = mmap(NULL, NPAGES * PS, RW, MAP_SHARED, self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->m);
-	rfp_catch_si();
+	ASSERT_EQ(0, rfp_area_open(&self->a, NPAGES, NPAGES, NPAGES, RW));
+	rfp_catch();
 }
 
 FIXTURE_TEARDOWN(pc)
 {
-	if (self->m != MAP_FAILED)
-		munmap(self->m, NPAGES * PS);
-	close(self->fd);
-	close(self->self_mem);
+	rfp_area_close(&self->a);
 }
 
 /* Every access prot allows, so the mapping holds the page with all of it. */
@@ -82,19 +66,19 @@ TEST_F_TIMEOUT(pc, every_transition, PC_TIMEOUT)
 	struct rfp_tally t = { 0 };
 	int code;
 
-	RFP_FIRST_CHGPROT(return, self->m, PS, PROT_READ, 0);
+	RFP_FIRST_CHGPROT(return, self->a.m, PS, PROT_READ, 0);
 	for (int from = 0; from < NPROT; from++) {
 		for (int to = 0; to < NPROT; to++) {
 			size_t i = from * NPROT + to, pg1 = NPAGES - 1 - i;
-			char *a = self->m + i * PS;
+			char *a = self->a.m + i * PS;
 
 			ASSERT_EQ(0, rfp(a, PS, rfp_prots[from], i, MAP_CHGPROT));
-			code = use(a, i, rfp_prots[from], self->gen[i]);
+			code = use(a, i, rfp_prots[from], self->a.gen[i]);
 			EXPECT_EQ(0, code) TH_LOG("prot %d: an allowed access faulted (%d)",
 						  rfp_prots[from], code);
 			ASSERT_EQ(0, rfp(a, PS, rfp_prots[to], pg1, MAP_CHGPROT));
-			rfp_check_page(&t, a, i, pg1, rfp_prots[to], &self->gen[pg1],
-				       false, self->fd, self->self_mem);
+			rfp_check_page(&t, a, i, pg1, rfp_prots[to], &self->a.gen[pg1],
+				       false, self->a.fd, self->a.self_mem);
 		}
 	}
 	RFP_EXPECT_CLEAN(&t, "after each change");
@@ -114,14 +98,14 @@ TEST_F_TIMEOUT(pc, in_place_transitions, PC_TIMEOUT)
 	uint64_t before, after;
 	int code;
 
-	RFP_FIRST_CHGPROT(return, self->m, PS, PROT_READ, 0);
+	RFP_FIRST_CHGPROT(return, self->a.m, PS, PROT_READ, 0);
 	for (int from = 0; from < NPROT; from++) {
 		for (int to = 0; to < NPROT; to++) {
 			size_t i = from * NPROT + to, pg = NPAGES - 1 - i;
-			char *a = self->m + i * PS;
+			char *a = self->a.m + i * PS;
 
 			ASSERT_EQ(0, rfp(a, PS, rfp_prots[from], pg, MAP_CHGPROT));
-			code = use(a, pg, rfp_prots[from], self->gen[pg]);
+			code = use(a, pg, rfp_prots[from], self->a.gen[pg]);
 			EXPECT_EQ(0, code) TH_LOG("prot %d: an allowed access faulted (%d)",
 						  rfp_prots[from], code);
 			ASSERT_EQ(0, rfp_pagemap(a, 1, &before));
@@ -134,8 +118,8 @@ TEST_F_TIMEOUT(pc, in_place_transitions, PC_TIMEOUT)
 				 (!(after & RFP_PM_PRESENT) ||
 				  RFP_PM_PFN(after) != RFP_PM_PFN(before)))
 				moved++;
-			rfp_check_page(&t, a, i, pg, rfp_prots[to], &self->gen[pg],
-				       true, self->fd, self->self_mem);
+			rfp_check_page(&t, a, i, pg, rfp_prots[to], &self->a.gen[pg],
+				       true, self->a.fd, self->a.self_mem);
 		}
 	}
 	EXPECT_EQ(0, moved) TH_LOG("present pages dropped or replaced by a protection change");
@@ -157,28 +141,28 @@ TEST_F_TIMEOUT(pc, tracking_faults, PC_TIMEOUT)
 	unsigned long faulted = 0;
 	time_t start = time(NULL);
 
-	RFP_FIRST_CHGPROT(return, self->m, PS, rfp_prots[1], NPAGES - 1);
+	RFP_FIRST_CHGPROT(return, self->a.m, PS, rfp_prots[1], NPAGES - 1);
 	for (size_t i = 0; i < NPAGES; i++)
-		ASSERT_EQ(0, rfp(self->m + i * PS, PS, rfp_prots[(i + 1) % NPROT],
+		ASSERT_EQ(0, rfp(self->a.m + i * PS, PS, rfp_prots[(i + 1) % NPROT],
 				 NPAGES - 1 - i, MAP_CHGPROT));
 	for (int r = 0; r < ROUNDS; r++) {
 		for (size_t i = 0; i < NPAGES; i++) {
 			size_t pg = NPAGES - 1 - i;
 
-			if (use(self->m + i * PS, pg, rfp_prots[(i + 1) % NPROT],
-				self->gen[pg]))
+			if (use(self->a.m + i * PS, pg, rfp_prots[(i + 1) % NPROT],
+				self->a.gen[pg]))
 				faulted++;
 		}
-		ASSERT_EQ(0, madvise(self->m, NPAGES * PS,
+		ASSERT_EQ(0, madvise(self->a.m, NPAGES * PS,
 				     r % 4 == 3 ? MADV_PAGEOUT : MADV_COLD))
 			TH_LOG("madvise: %s", strerror(errno));
 	}
 	TH_LOG("%d rounds in %ld s", ROUNDS, (long)(time(NULL) - start));
 	EXPECT_EQ(0, faulted) TH_LOG("%lu allowed accesses were signalled", faulted);
 	for (size_t i = 0; i < NPAGES; i++)
-		rfp_check_page(&t, self->m + i * PS, i, NPAGES - 1 - i,
-			       rfp_prots[(i + 1) % NPROT], &self->gen[NPAGES - 1 - i],
-			       true, self->fd, self->self_mem);
+		rfp_check_page(&t, self->a.m + i * PS, i, NPAGES - 1 - i,
+			       rfp_prots[(i + 1) % NPROT], &self->a.gen[NPAGES - 1 - i],
+			       true, self->a.fd, self->a.self_mem);
 	RFP_EXPECT_CLEAN(&t, "after the rounds");
 }
 

@@ -14,14 +14,11 @@
  */
 #include "rfp.h"
 
-#include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/statfs.h>
-
-#include "kselftest_harness.h"
 
 #ifndef PROT_SEM
 #define PROT_SEM 0x8	/* asm-generic/mman-common.h */
@@ -29,12 +26,6 @@
 
 #define NPG 8		/* pages a snapshot covers */
 #define FPG 16		/* pages of the area's memfd */
-
-#define NEED_MANYPROTS() do {						\
-	if (!manyprots_expected())					\
-		SKIP(return, "needs MAP_CHGPROT (EXPECT_MANYPROTS=%s)",	\
-		     rfp_expect_mode());					\
-} while (0)
 
 /* call must fail with -1 (or MAP_FAILED) and errno err. */
 #define EXPECT_REJECTED(err, call) do {					\
@@ -139,18 +130,6 @@ static void expect_unchanged(struct __test_metadata *_metadata,
 	expect_same_vma(_metadata, before, &after);
 }
 
-/* A memfd of npages, page i holding rfp_fill(i) and a 'ret'. */
-static int filled_memfd(size_t npages, unsigned int flags)
-{
-	int fd = memfd_create("rfp_reject", flags);
-
-	if (fd >= 0 && rfp_fill_fd(fd, npages)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /*
  * The area: 24 pages, the target VMA m in the middle (8 pages of a memfd,
  * MAP_SHARED read-write) between two PROT_NONE private anonymous VMAs.
@@ -177,7 +156,7 @@ static void area_setup(struct __test_metadata *_metadata, struct area *a,
 		       bool convert)
 {
 	rfp_catch();
-	a->fd = filled_memfd(FPG, 0);
+	a->fd = rfp_memfd(FPG);
 	ASSERT_LE(0, a->fd);
 	a->base = mmap(NULL, 24 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, a->base);
@@ -195,7 +174,7 @@ static void area_setup(struct __test_metadata *_metadata, struct area *a,
 	ASSERT_EQ(convert, a->before.mp);
 	if (convert) {
 		/* the protections really differ per page */
-		ASSERT_EQ(rfp_fill(9), a->before.data[0][0]);
+		ASSERT_EQ(0, rfp_pattern_bad(a->before.data[0], 9, 0));
 		ASSERT_EQ(SEGV_ACCERR, a->before.code[0][RFP_WRITE]);
 		ASSERT_EQ(SEGV_ACCERR, a->before.code[2][RFP_READ]);
 		ASSERT_EQ(0, a->before.code[4][RFP_EXEC]);
@@ -244,7 +223,7 @@ FIXTURE_TEARDOWN(rej)
 /* The fresh VMA runs everywhere (and keeps no "nl"/"mp": setup checked it). */
 #define NEED_VARIANT() do {						\
 	if (variant->converted)						\
-		NEED_MANYPROTS();					\
+		RFP_NEED_MANYPROTS(return);					\
 } while (0)
 
 TEST_F(rej, unknown_flags)
@@ -367,7 +346,7 @@ FIXTURE_TEARDOWN(conv)
 
 TEST_F(conv, mprotect)
 {
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	EXPECT_REJECTED(EACCES, mprotect(self->a.m, NPG * PS, PROT_READ));
 	EXPECT_REJECTED(EACCES, mprotect(self->a.m + 3 * PS, 2 * PS,
 					 PROT_READ | PROT_WRITE));
@@ -377,7 +356,7 @@ TEST_F(conv, mprotect)
 /* The syscall itself: glibc's pkey_mprotect() turns pkey -1 into mprotect(). */
 TEST_F(conv, pkey_mprotect)
 {
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	/* an ordinary VMA takes it, so the syscall is there */
 	if (syscall(SYS_pkey_mprotect, self->a.base, PS, PROT_NONE, -1) &&
 	    errno == ENOSYS)
@@ -414,7 +393,7 @@ FIXTURE_VARIANT_ADD(span, normal_after) {
 FIXTURE_SETUP(span)
 {
 	area_setup(_metadata, &self->a, manyprots_expected());
-	self->fd = filled_memfd(NPG, 0);
+	self->fd = rfp_memfd(NPG);
 	ASSERT_LE(0, self->fd);
 	self->normal = self->a.base + (variant->normal_first ? 0 : 16 * PS);
 	ASSERT_EQ(self->normal, mmap(self->normal, NPG * PS, PROT_READ | PROT_WRITE,
@@ -433,7 +412,7 @@ TEST_F(span, mprotect)
 	char *from = variant->normal_first ? self->normal : self->a.m;
 	struct snap nb;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	area_resnap(_metadata, &self->a);
 	snap_take(_metadata, &nr, &nb);
 	EXPECT_EQ(0, nb.code[0][RFP_WRITE]);
@@ -445,7 +424,7 @@ TEST_F(span, mprotect)
 /* Grow in place (room is made after it) and grow by moving. */
 TEST_F(conv, mremap_grow)
 {
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	ASSERT_EQ(0, munmap(self->a.base + 16 * PS, 8 * PS));
 	area_resnap(_metadata, &self->a);
 	EXPECT_REJECTED(EINVAL, mremap(self->a.m, NPG * PS, 2 * NPG * PS, 0));
@@ -459,7 +438,7 @@ TEST_F(conv, mremap_move)
 {
 	char *to = self->a.base + 16 * PS;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	ASSERT_EQ(0, munmap(to, 8 * PS));
 	area_resnap(_metadata, &self->a);
 	EXPECT_REJECTED(EINVAL, mremap(self->a.m, NPG * PS, NPG * PS,
@@ -472,7 +451,7 @@ TEST_F(conv, mremap_dup)
 {
 	int all;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	all = rfp_vmas_in(NULL, SIZE_MAX);
 	EXPECT_REJECTED(EINVAL, mremap(self->a.m, 0, NPG * PS, MREMAP_MAYMOVE));
 	EXPECT_EQ(all, rfp_vmas_in(NULL, SIZE_MAX));
@@ -485,7 +464,7 @@ TEST_F(conv, mremap_shrink)
 	struct region half = { self->a.m, NPG / 2, self->a.base, 24 * PS };
 	struct snap after;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	ASSERT_EQ(self->a.m, mremap(self->a.m, NPG * PS, NPG / 2 * PS, 0))
 		TH_LOG("%s", strerror(errno));
 	snap_take(_metadata, &half, &after);
@@ -498,7 +477,7 @@ TEST_F(conv, mremap_shrink)
 
 TEST_F(conv, madv_remove)
 {
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	EXPECT_REJECTED(EINVAL, madvise(self->a.m, NPG * PS, MADV_REMOVE));
 	expect_unchanged(_metadata, &self->a.r, &self->a.before);
 }
@@ -533,7 +512,7 @@ TEST_F(conv, uffd_register)
 {
 	int uffd;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	uffd = uffd_open();
 	if (uffd < 0)
 		SKIP(return, "no userfaultfd: %s", strerror(-uffd));
@@ -565,7 +544,7 @@ static void expect_chgprot_rejected(struct __test_metadata *_metadata,
 /* prot 0 too: stock refuses private mappings whatever prot is. */
 TEST(private_memfd)
 {
-	int fd = filled_memfd(NPG, 0);
+	int fd = rfp_memfd(NPG);
 	struct region r;
 	char *m;
 
@@ -589,7 +568,7 @@ TEST(private_anon)
 	m = mmap(NULL, NPG * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		 -1, 0);
 	ASSERT_NE(MAP_FAILED, m);
-	rfp_fill_mem(m, NPG);
+	rfp_pattern_mem(m, 0, NPG, 0);
 	r = (struct region){ m, NPG, m, NPG * PS };
 	expect_chgprot_rejected(_metadata, &r, EINVAL, PROT_READ, 2);
 	expect_chgprot_rejected(_metadata, &r, EINVAL, PROT_NONE, 2);
@@ -621,7 +600,7 @@ TEST(non_shmem_file)
 	if (fd < 0)
 		SKIP(return, "no writable non-tmpfs directory in /var/tmp or /");
 	TH_LOG("file in %s, filesystem magic %#lx", path, (unsigned long)sfs.f_type);
-	ASSERT_EQ(0, rfp_fill_fd(fd, NPG));
+	ASSERT_EQ(0, rfp_pattern_file(fd, NPG));
 	m = mmap(NULL, NPG * PS, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, m);
 	r = (struct region){ m, NPG, m, NPG * PS };
@@ -633,7 +612,7 @@ TEST(non_shmem_file)
 /* A userfaultfd-registered shmem VMA, not converted. */
 TEST(uffd_registered)
 {
-	int fd = filled_memfd(NPG, 0), uffd;
+	int fd = rfp_memfd(NPG), uffd;
 	struct region r;
 	char *m;
 
@@ -662,9 +641,9 @@ TEST(rdonly_fd)
 	int fd, ro;
 	char *m;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	rfp_catch();
-	fd = filled_memfd(NPG, 0);
+	fd = rfp_memfd(NPG);
 	ASSERT_LE(0, fd);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	ro = open(path, O_RDONLY);
@@ -700,7 +679,7 @@ FIXTURE_VARIANT_ADD(sealed, seal_future_write) {
 FIXTURE_SETUP(sealed)
 {
 	rfp_catch();
-	self->fd = filled_memfd(NPG, MFD_ALLOW_SEALING);
+	self->fd = rfp_memfd(NPG);	/* sealing allowed */
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, fcntl(self->fd, F_ADD_SEALS, variant->seal));
 	self->m = mmap(NULL, NPG * PS, PROT_READ, MAP_SHARED, self->fd, 0);
@@ -717,7 +696,7 @@ TEST_F(sealed, prot_write)
 {
 	struct region r = { self->m, NPG, self->m, NPG * PS };
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	expect_chgprot_rejected(_metadata, &r, EACCES, PROT_READ | PROT_WRITE, 1);
 }
 
@@ -753,7 +732,7 @@ TEST_F(noexec, prot_exec)
 	char path[64];
 	struct region r;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	strcpy(self->dir, "/tmp/rfp_noexec.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir)) TH_LOG("mkdtemp: %s", strerror(errno));
 	ASSERT_EQ(0, mount("rfp_noexec", self->dir, "tmpfs", MS_NOEXEC, "size=1m"))
@@ -762,7 +741,7 @@ TEST_F(noexec, prot_exec)
 	snprintf(path, sizeof(path), "%s/file", self->dir);
 	self->fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, rfp_fill_fd(self->fd, NPG));
+	ASSERT_EQ(0, rfp_pattern_file(self->fd, NPG));
 	self->m = mmap(NULL, NPG * PS, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
 	ASSERT_NE(MAP_FAILED, self->m);
 	r = (struct region){ self->m, NPG, self->m, NPG * PS };
@@ -780,44 +759,12 @@ FIXTURE(huge) {
 
 #define NR_HUGEPAGES "/proc/sys/vm/nr_hugepages"
 
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 static int write_long(const char *path, long v)
 {
-	FILE *f = fopen(path, "w");
-	int ret;
+	char s[32];
 
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%ld\n", v) < 0;
-	return fclose(f) || ret ? -1 : 0;
-}
-
-/* A /proc/meminfo value ("Hugepagesize:" is in kB), -1 if absent. */
-static long meminfo(const char *key)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[128];
-	long v = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)))
-			v = strtol(line + strlen(key), NULL, 10);
-	fclose(f);
-	return v;
+	snprintf(s, sizeof(s), "%ld\n", v);
+	return rfp_write_str(path, s);
 }
 
 FIXTURE_SETUP(huge)
@@ -846,22 +793,22 @@ TEST_F(huge, hugetlb_memfd)
 	self->fd = memfd_create("rfp_reject_huge", MFD_HUGETLB);
 	if (self->fd < 0)
 		SKIP(return, "memfd_create(MFD_HUGETLB): %s", strerror(errno));
-	nr = read_long(NR_HUGEPAGES);
-	if (meminfo("HugePages_Free:") < 1 && nr >= 0 && nr < 2) {
+	nr = rfp_read_long(NR_HUGEPAGES);
+	if (rfp_meminfo_kb("HugePages_Free") < 1 && nr >= 0 && nr < 2) {
 		if (write_long(NR_HUGEPAGES, 2))
 			SKIP(return, "cannot set " NR_HUGEPAGES ": %s", strerror(errno));
 		self->nr_orig = nr;
 	}
-	if (meminfo("HugePages_Free:") < 1)
+	if (rfp_meminfo_kb("HugePages_Free") < 1)
 		SKIP(return, "no free huge page (nr_hugepages %ld)",
-		     read_long(NR_HUGEPAGES));
-	self->len = meminfo("Hugepagesize:") * 1024;
+		     rfp_read_long(NR_HUGEPAGES));
+	self->len = rfp_meminfo_kb("Hugepagesize") * 1024;
 	ASSERT_LE(NPG * PS, self->len);
 	ASSERT_EQ(0, ftruncate(self->fd, self->len));
 	self->m = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
 	if (self->m == MAP_FAILED)
 		SKIP(return, "mmap of a huge page: %s", strerror(errno));
-	rfp_fill_mem(self->m, NPG);
+	rfp_pattern_mem(self->m, 0, NPG, 0);
 	r = (struct region){ self->m, NPG, self->m, self->len };
 	expect_chgprot_rejected(_metadata, &r, EINVAL, PROT_READ, 1);
 }

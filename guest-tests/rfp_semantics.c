@@ -13,20 +13,12 @@
  */
 #include "rfp.h"
 
-#include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/statfs.h>
 
-#include "kselftest_harness.h"
-
 #define NPAGES 64	/* of the mapping and of its file */
-#define MARK 0xa5	/* what write probes store; no rfp_fill() of a page here */
-
-#define NEED_MANYPROTS() do {						\
-	if (!manyprots_expected())					\
-		SKIP(return, "MAP_CHGPROT is not expected here (EXPECT_MANYPROTS=%s)", \
-		     rfp_expect_mode());					\
-} while (0)
+/* what write probes store: never the byte at RFP_OFF_W of a file page here */
+#define MARK 0xa5
 
 static const char *const prot_name[8] = {
 	"---", "r--", "-w-", "rw-", "--x", "r-x", "-wx", "rwx",
@@ -53,16 +45,16 @@ static void st(struct __test_metadata *_metadata, void *p, unsigned char v)
 static void expect_shows(struct __test_metadata *_metadata, const void *p,
 			 size_t pgoff)
 {
-	unsigned char ref[4096], v;
-	int code = rfp_try_load(p, &v);
+	size_t bad = 0;
+	int code = rfp_try_check(p, pgoff, 0, &bad);
 
 	EXPECT_EQ(0, code) TH_LOG("page %p (file page %zu) is not readable", p, pgoff);
 	if (code)
 		return;
-	rfp_fill_page(ref, pgoff);
-	EXPECT_EQ(0, memcmp(p, ref, PS))
-		TH_LOG("page %p starts with %#x, file page %zu with %#x",
-		       p, v, pgoff, ref[0]);
+	EXPECT_EQ(0, bad)
+		TH_LOG("page %p: %zu words not file page %zu's; word 0 %#llx, its %#llx",
+		       p, bad, pgoff, (unsigned long long)*(const uint64_t *)p,
+		       (unsigned long long)rfp_word(pgoff, 0, 0));
 }
 
 /*
@@ -130,7 +122,7 @@ static char *map_backing(struct __test_metadata *_metadata, enum backing b,
 
 	*fd = -1;
 	if (b == MEMFD) {
-		*fd = memfd_create("rfp_semantics", 0);
+		*fd = rfp_memfd(npages);
 		ASSERT_LE(0, *fd);
 	} else if (b == TMPFS) {
 		*fd = mkstemp(path);
@@ -138,14 +130,13 @@ static char *map_backing(struct __test_metadata *_metadata, enum backing b,
 		unlink(path);
 		ASSERT_EQ(0, fstatfs(*fd, &sfs));
 		ASSERT_EQ(TMPFS_MAGIC, sfs.f_type) TH_LOG("/dev/shm is not a tmpfs");
+		ASSERT_EQ(0, rfp_pattern_file(*fd, npages));
 	}
-	if (*fd >= 0)
-		ASSERT_EQ(0, rfp_fill_fd(*fd, npages));
 	m = mmap(NULL, npages * PS, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | (b == SHARED_ANON ? MAP_ANONYMOUS : 0), *fd, 0);
 	ASSERT_NE(MAP_FAILED, m);
 	if (b == SHARED_ANON) {
-		rfp_fill_mem(m, npages);
+		rfp_pattern_mem(m, 0, npages, 0);
 		/* the data stays in the shmem object, the entries go */
 		ASSERT_EQ(0, madvise(m, npages * PS, MADV_DONTNEED));
 	}
@@ -256,7 +247,7 @@ TEST_F(shm, nonlinear_contents)
 {
 	char *m = self->m;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	ASSERT_EQ(0, rfp(m + 5 * PS, PS, PROT_READ | PROT_WRITE, 40, MAP_CHGPROT))
 		TH_LOG("%s", strerror(errno));
 	expect_shows(_metadata, m + 5 * PS, 40);
@@ -281,7 +272,7 @@ TEST_F(shm, coherent_aliases)
 {
 	char *a = self->m + 5 * PS, *b = self->m + 7 * PS, *lin = self->m + 40 * PS;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	ASSERT_EQ(0, rfp(a, PS, PROT_READ | PROT_WRITE, 40, MAP_CHGPROT))
 		TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(0, rfp(b, PS, PROT_READ | PROT_WRITE, 40, MAP_CHGPROT));
@@ -314,7 +305,7 @@ TEST_F(shm, back_to_linear)
 {
 	char *p5 = self->m + 5 * PS, *p6 = self->m + 6 * PS, *p7 = self->m + 7 * PS;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	ASSERT_EQ(0, rfp(p5, PS, PROT_READ, 40, MAP_CHGPROT)) TH_LOG("%s", strerror(errno));
 	expect_shows(_metadata, p5, 40);
 	expect_access(_metadata, p5 + RFP_OFF_W, RFP_WRITE, PROT_READ);
@@ -343,7 +334,7 @@ TEST_F(shm, vmflags_after_first_chgprot)
 {
 	char *m = self->m;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	EXPECT_EQ(0, rfp_vmflag(m, "nl"));
 	EXPECT_EQ(0, rfp_vmflag(m, "mp"));
 	ASSERT_EQ(0, rfp(m + 3 * PS, PS, PROT_NONE, 3, MAP_CHGPROT))
@@ -360,7 +351,7 @@ TEST_F(shm, no_vma_split)
 {
 	char *m = self->m;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	for (size_t round = 0; round < 2; round++) {
 		for (size_t i = 0; i < NPAGES; i++) {
 			/* 37 is odd: a permutation of the file pages */
@@ -388,20 +379,16 @@ TEST_F(shm, no_vma_split)
 /* mincore follows the nonlinear file page, also once its entry is dropped. */
 TEST(mincore_nonlinear)
 {
-	unsigned char page[4096], vec[NPAGES];
+	unsigned char vec[NPAGES];
+	struct rfp_area a;
 	char *m;
-	int fd;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	rfp_catch();
 	/* only file page 40 has data: the linear page 5 is a hole */
-	fd = memfd_create("rfp_mincore", 0);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, NPAGES * PS));
-	rfp_fill_page(page, 40);
-	ASSERT_EQ((ssize_t)PS, pwrite(fd, page, PS, 40 * PS));
-	m = mmap(NULL, NPAGES * PS, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, rfp_area_open(&a, NPAGES, NPAGES, 0, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, rfp_pattern_fd(a.fd, 40, 1, 0));
+	m = a.m;
 
 	ASSERT_EQ(0, rfp(m + 5 * PS, PS, PROT_READ, 40, MAP_CHGPROT))
 		TH_LOG("%s", strerror(errno));
@@ -414,8 +401,7 @@ TEST(mincore_nonlinear)
 	ASSERT_EQ(0, madvise(m + 5 * PS, PS, MADV_DONTNEED));
 	ASSERT_EQ(0, mincore(m, NPAGES * PS, vec));
 	EXPECT_EQ(1, vec[5] & 1) TH_LOG("file page 40 is still in memory");
-	munmap(m, NPAGES * PS);
-	close(fd);
+	rfp_area_close(&a);
 }
 
 /*
@@ -424,8 +410,7 @@ TEST(mincore_nonlinear)
  * a PROT_NONE one whose first two pages become read-write.
  */
 FIXTURE(vma_default) {
-	int fd;
-	char *m;
+	struct rfp_area a;
 };
 
 FIXTURE_VARIANT(vma_default) {
@@ -451,34 +436,29 @@ FIXTURE_VARIANT_ADD(vma_default, none_vma) {
 FIXTURE_SETUP(vma_default)
 {
 	rfp_catch();
-	self->fd = memfd_create("rfp_vma_default", 0);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, rfp_fill_fd(self->fd, 16));
-	self->m = mmap(NULL, 8 * PS, variant->vma_prot, MAP_SHARED, self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->m);
+	ASSERT_EQ(0, rfp_area_open(&self->a, 8, 16, 16, variant->vma_prot));
 }
 
 FIXTURE_TEARDOWN(vma_default)
 {
-	munmap(self->m, 8 * PS);
-	close(self->fd);
+	rfp_area_close(&self->a);
 }
 
 TEST_F(vma_default, never_remapped_pages)
 {
-	char *m = self->m;
+	char *m = self->a.m;
 	enum rfp_access a;
 
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	/* pages 0 and 1 show file pages 9 and 10 with remap_prot */
 	ASSERT_EQ(0, rfp(m, 2 * PS, variant->remap_prot, 9, MAP_CHGPROT))
 		TH_LOG("%s", strerror(errno));
 	for (a = RFP_READ; a <= RFP_EXEC; a++)
 		expect_access(_metadata, m + access_off[a], a, variant->remap_prot);
 	expect_shows(_metadata, m + PS, 10);
-	expect_file_byte(_metadata, self->fd, NULL, 9, RFP_OFF_W,
+	expect_file_byte(_metadata, self->a.fd, NULL, 9, RFP_OFF_W,
 			 rfp_allows_here(variant->remap_prot, RFP_WRITE) ?
-			 MARK : rfp_fill(9));
+			 MARK : rfp_byte(9, RFP_OFF_W, 0));
 
 	/* pages 2-4: each access first on an untouched page; 5: all, in turn */
 	for (a = RFP_READ; a <= RFP_EXEC; a++) {
@@ -488,7 +468,7 @@ TEST_F(vma_default, never_remapped_pages)
 			      variant->vma_prot);
 	}
 	if (rfp_allows_here(variant->vma_prot, RFP_READ))
-		EXPECT_EQ(rfp_fill(2), ld(_metadata, m + 2 * PS + RFP_OFF_R));
+		expect_shows(_metadata, m + 2 * PS, 2);
 	expect_one_vma(_metadata, m, 8, variant->vma_prot);
 }
 
@@ -543,7 +523,7 @@ FIXTURE_TEARDOWN(pp)
 
 TEST_F(pp, every_prot)
 {
-	NEED_MANYPROTS();
+	RFP_NEED_MANYPROTS(return);
 	for (int prot = 0; prot < 8; prot++) {
 		size_t pgoff = 40 + prot;
 
@@ -567,7 +547,8 @@ TEST_F(pp, every_prot)
 			if (!expect_access(_metadata, p, a, prot)) {
 				if (a == RFP_WRITE)
 					expect_file_byte(_metadata, self->fd, self->m,
-							 pgoff, RFP_OFF_W, rfp_fill(pgoff));
+							 pgoff, RFP_OFF_W,
+							 rfp_byte(pgoff, RFP_OFF_W, 0));
 				continue;
 			}
 			if (a == RFP_READ)
@@ -575,7 +556,7 @@ TEST_F(pp, every_prot)
 			if (a == RFP_WRITE) {
 				expect_file_byte(_metadata, self->fd, self->m, pgoff,
 						 RFP_OFF_W, MARK);
-				st(_metadata, p, rfp_fill(pgoff));
+				st(_metadata, p, rfp_byte(pgoff, RFP_OFF_W, 0));
 			}
 		}
 	}

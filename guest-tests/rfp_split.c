@@ -10,8 +10,8 @@
  *   reclaim then walks the whole VMA (counted in debugfs), otherwise never.
  */
 #include "rfp.h"
+
 #include <linux/mempolicy.h>
-#include "kselftest_harness.h"
 
 #define NPAGES 64
 #define WALKS "debugfs manyprots/rmap_vma_walks"
@@ -135,8 +135,7 @@ TEST_F(split, two_addresses_then_one)
 
 	RFP_NEED_SWAP();
 	NEED_DEBUGFS();
-	if (access("/sys/devices/system/node/node1", F_OK))
-		SKIP(return, "one NUMA node");
+	RFP_NEED_TWO_NODES();
 	RFP_FIRST_CHGPROT(return, m + 10 * PS, PS, PROT_READ, 200);
 	ASSERT_EQ(0, rfp(m + 20 * PS, PS, PROT_READ, 200, MAP_CHGPROT));
 	ASSERT_EQ(0, rfp_bad_pages(m + 10 * PS, 1, 200));

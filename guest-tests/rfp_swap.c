@@ -18,94 +18,53 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
-
 #define NPAGES 4096		/* 16 MiB: VMA and memfd */
 #define FORK_PAGES 2048		/* for the fork variant, to bound its time */
 #define RW (PROT_READ | PROT_WRITE)
 
-/*
- * Page i of an n-page layout maps file page (i * 1031 + 17) mod n, a
- * permutation without fixed points for n a power of two (1030 i = -17 has
- * no solution mod 2^k): every page is at a nonlinear address, and no file
- * page is mapped twice (MADV_PAGEOUT skips pages mapped more than once).
- * Protections cycle through all 8 in a pattern that differs between
- * neighbours; page 0 has PROT_READ, for RFP_FIRST_CHGPROT.
- */
+/* The layout: page i maps rfp_scatter_pgoff(i, n) with rfp_scatter_prot(i). */
 static size_t lay_pgoff(size_t i, size_t n)
 {
-	return (i * 1031 + 17) & (n - 1);
+	return rfp_scatter_pgoff(i, n);
 }
 
 static int lay_prot(size_t i)
 {
-	return rfp_prots[(i * 5 + i / 8 + 1) % 8];
-}
-
-struct layout {
-	int fd;			/* the memfd */
-	int self_mem;		/* /proc/self/mem */
-	char *map;
-	size_t n;
-	unsigned int *gen;	/* per file page: contents generation */
-};
-
-static void lay_free(struct layout *l)
-{
-	if (l->map && l->map != MAP_FAILED)
-		munmap(l->map, l->n * PS);
-	if (l->fd >= 0)
-		close(l->fd);
-	if (l->self_mem >= 0)
-		close(l->self_mem);
-	free(l->gen);
-	memset(l, 0, sizeof(*l));
-	l->fd = l->self_mem = -1;
+	return rfp_scatter_prot(i);
 }
 
 /*
- * An n-page memfd with patterned contents, mapped shared read-write,
- * converted to the layout (page i: lay_pgoff(i), lay_prot(i)) and
+ * An n-page area, every file page filled, converted to the layout and
  * populated.  false if SKIP()ped.
  */
-static bool lay_build(struct __test_metadata *_metadata, struct layout *l,
+static bool lay_build(struct __test_metadata *_metadata, struct rfp_area *l,
 		      size_t n)
 {
-	l->n = n;
-	l->self_mem = open("/proc/self/mem", O_RDWR);
-	ASSERT_LE(0, l->self_mem);
-	l->gen = calloc(n, sizeof(*l->gen));
-	ASSERT_NE(NULL, l->gen);
-	l->fd = memfd_create("rfp_swap", 0);
-	ASSERT_LE(0, l->fd);
-	ASSERT_EQ(0, ftruncate(l->fd, n * PS));
-	ASSERT_EQ(0, rfp_pattern_fd(l->fd, 0, n, 0));
-	l->map = mmap(NULL, n * PS, RW, MAP_SHARED, l->fd, 0);
-	ASSERT_NE(MAP_FAILED, l->map);
-	rfp_catch_si();
+	ASSERT_EQ(0, rfp_area_open(l, n, n, n, RW));
+	rfp_catch();
 
-	RFP_FIRST_CHGPROT(return false, l->map, PS, lay_prot(0), lay_pgoff(0, n));
+	RFP_FIRST_CHGPROT(return false, l->m, PS, lay_prot(0), lay_pgoff(0, n));
 	for (size_t i = 1; i < n; i++) {
-		ASSERT_EQ(0, rfp(l->map + i * PS, PS, lay_prot(i),
+		ASSERT_EQ(0, rfp(l->m + i * PS, PS, lay_prot(i),
 				 lay_pgoff(i, n), MAP_CHGPROT))
 			TH_LOG("page %zu: %s", i, strerror(errno));
 	}
 	/* remap_file_pages() populates; make sure of it for every page */
 	for (size_t i = 0; i < n; i++) {
-		ASSERT_EQ(0, rfp_touch(l->map + i * PS, lay_prot(i), l->self_mem))
+		ASSERT_EQ(0, rfp_touch(l->m + i * PS, lay_prot(i), l->self_mem))
 			TH_LOG("page %zu (prot %d) cannot be populated", i, lay_prot(i));
 	}
 	return true;
 }
 
 /* rfp_check_page() over the whole layout. */
-static void lay_check(struct layout *l, bool rewrite, struct rfp_tally *t)
+static void lay_check(struct rfp_area *l, bool rewrite, struct rfp_tally *t)
 {
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < l->n; i++) {
 		size_t pgoff = lay_pgoff(i, l->n);
 
-		rfp_check_page(t, l->map + i * PS, i, pgoff, lay_prot(i),
+		rfp_check_page(t, l->m + i * PS, i, pgoff, lay_prot(i),
 			       &l->gen[pgoff], rewrite, l->fd, l->self_mem);
 	}
 }
@@ -173,18 +132,17 @@ static void pageout(struct __test_metadata *_metadata, char *map, size_t n,
 }
 
 FIXTURE(sw) {
-	struct layout l;
+	struct rfp_area l;
 };
 
 FIXTURE_SETUP(sw)
 {
-	memset(&self->l, 0, sizeof(self->l));
-	self->l.fd = self->l.self_mem = -1;
+	rfp_area_init(&self->l);
 }
 
 FIXTURE_TEARDOWN(sw)
 {
-	lay_free(&self->l);
+	rfp_area_close(&self->l);
 }
 
 /*
@@ -199,10 +157,10 @@ TEST_F_TIMEOUT(sw, swap_round_trip, 120)
 
 	if (!lay_build(_metadata, &self->l, NPAGES))
 		return;
-	pageout(_metadata, self->l.map, NPAGES, "first");
+	pageout(_metadata, self->l.m, NPAGES, "first");
 	lay_check(&self->l, true, &t);
 	RFP_EXPECT_CLEAN(&t, "after swap-in");
-	pageout(_metadata, self->l.map, NPAGES, "second");
+	pageout(_metadata, self->l.m, NPAGES, "second");
 	lay_check(&self->l, false, &t);
 	RFP_EXPECT_CLEAN(&t, "after the second swap-in");
 }
@@ -215,14 +173,14 @@ TEST_F_TIMEOUT(sw, swap_round_trip, 120)
  */
 TEST_F_TIMEOUT(sw, swap_round_trip_fork, 120)
 {
-	struct layout *l = &self->l;
+	struct rfp_area *l = &self->l;
 	struct rfp_tally t;
 	int st;
 	pid_t pid;
 
 	if (!lay_build(_metadata, l, FORK_PAGES))
 		return;
-	pageout(_metadata, l->map, FORK_PAGES, "before fork");
+	pageout(_metadata, l->m, FORK_PAGES, "before fork");
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -241,7 +199,7 @@ TEST_F_TIMEOUT(sw, swap_round_trip_fork, 120)
 	for (size_t i = 0; i < FORK_PAGES; i++)
 		if (rfp_allows(lay_prot(i), RFP_WRITE))
 			l->gen[lay_pgoff(i, FORK_PAGES)]++;
-	EXPECT_GE(FORK_PAGES / 10, rfp_present(l->map, FORK_PAGES))
+	EXPECT_GE(FORK_PAGES / 10, rfp_present(l->m, FORK_PAGES))
 		TH_LOG("the parent's entries are present: not paged out, or filled by the child?");
 	lay_check(l, false, &t);
 	RFP_EXPECT_CLEAN(&t, "parent after the child");
@@ -257,11 +215,11 @@ TEST_F_TIMEOUT(sw, dontneed_keeps, 120)
 
 	if (!lay_build(_metadata, &self->l, NPAGES))
 		return;
-	EXPECT_LE(NPAGES * 9 / 10, rfp_present(self->l.map, NPAGES));
-	ASSERT_EQ(0, madvise(self->l.map, NPAGES * PS, MADV_DONTNEED));
-	EXPECT_EQ(0, rfp_present(self->l.map, NPAGES));
+	EXPECT_LE(NPAGES * 9 / 10, rfp_present(self->l.m, NPAGES));
+	ASSERT_EQ(0, madvise(self->l.m, NPAGES * PS, MADV_DONTNEED));
+	EXPECT_EQ(0, rfp_present(self->l.m, NPAGES));
 	/* the file pages stay in the page cache */
-	EXPECT_LE(NPAGES * 9 / 10, rfp_resident(self->l.map, NPAGES));
+	EXPECT_LE(NPAGES * 9 / 10, rfp_resident(self->l.m, NPAGES));
 	lay_check(&self->l, true, &t);
 	RFP_EXPECT_CLEAN(&t, "after MADV_DONTNEED");
 }
@@ -274,31 +232,6 @@ TEST_F_TIMEOUT(sw, dontneed_keeps, 120)
 #define MEMCG_RUN_MS 3000	/* touch pages at least this long */
 #define MEMCG_MIN_TOUCHES 1000	/* and at least this often ... */
 #define MEMCG_MAX_MS 60000	/* ... unless this runs out (UML under TCG) */
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		ret = -1;
-	close(fd);
-	return ret;
-}
-
-static long read_long(const char *file)
-{
-	char buf[64] = "";
-	int fd = open(file, O_RDONLY);
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return r > 0 ? atol(buf) : -1;
-}
 
 static bool has_word(const char *file, const char *word)
 {
@@ -343,26 +276,18 @@ struct cg_report {
 static void __attribute__((noreturn))
 cg_child(struct __test_metadata *_metadata, const char *cg, struct cg_report *rep)
 {
-	struct layout l = { .fd = -1, .self_mem = -1 };
+	struct rfp_area l;
 	struct timespec t0;
 	struct rfp_tally t = {};
 	uint64_t x = 0x2545f4914f6cdd1dULL;
 	char path[256];
 
 	_metadata->passed = 1;	/* the child's own verdict */
-	rfp_catch_si();
-	l.n = MEMCG_PAGES;
-	l.self_mem = open("/proc/self/mem", O_RDWR);
-	l.gen = calloc(l.n, sizeof(*l.gen));
-	l.fd = memfd_create("rfp_memcg", 0);
-	if (l.self_mem < 0 || !l.gen || l.fd < 0 || ftruncate(l.fd, l.n * PS) ||
-	    rfp_pattern_fd(l.fd, 0, l.n, 0))
+	rfp_catch();
+	if (rfp_area_open(&l, MEMCG_PAGES, MEMCG_PAGES, MEMCG_PAGES, RW))
 		_exit(2);
-	l.map = mmap(NULL, l.n * PS, RW, MAP_SHARED, l.fd, 0);
-	if (l.map == MAP_FAILED)
-		_exit(3);
 	for (size_t i = 0; i < l.n; i++)
-		if (rfp(l.map + i * PS, PS, lay_prot(i), lay_pgoff(i, l.n),
+		if (rfp(l.m + i * PS, PS, lay_prot(i), lay_pgoff(i, l.n),
 			MAP_CHGPROT | MAP_NONBLOCK))
 			_exit(4);
 
@@ -373,21 +298,19 @@ cg_child(struct __test_metadata *_metadata, const char *cg, struct cg_report *re
 			size_t i, pgoff;
 			int prot;
 
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			rfp_rand(&x);
 			i = x % l.n;
 			pgoff = lay_pgoff(i, l.n);
 			prot = lay_prot(i);
 			if (rfp_allows(prot, RFP_WRITE) && (x >> 32) % 3 == 0) {
-				if (rfp_try_fill(l.map + i * PS, pgoff, l.gen[pgoff] + 1))
+				if (rfp_try_fill(l.m + i * PS, pgoff, l.gen[pgoff] + 1))
 					rfp_note(&t, allowed_faulted, "loop: page %zu write", i);
 				else
 					l.gen[pgoff]++;
 				rep->writes++;
 			} else if (rfp_allows(prot, RFP_READ)) {
 				size_t bad = 0;
-				int code = rfp_try_check(l.map + i * PS, pgoff,
+				int code = rfp_try_check(l.m + i * PS, pgoff,
 							 l.gen[pgoff], &bad);
 
 				if (code)
@@ -396,16 +319,16 @@ cg_child(struct __test_metadata *_metadata, const char *cg, struct cg_report *re
 					rfp_note(&t, bad_data, "loop: page %zu (pgoff %zu): %zu words wrong",
 						 i, pgoff, bad);
 			} else {
-				rfp_denied(&t, rfp_try(l.map + i * PS + 8, RFP_READ),
-					   l.map + i * PS + 8, i, "read");
+				rfp_denied(&t, rfp_try(l.m + i * PS + 8, RFP_READ),
+					   l.m + i * PS + 8, i, "read");
 				rep->denied++;
 			}
 			rep->touches++;
 		}
 	}
-	rep->resident = rfp_resident(l.map, l.n);
+	rep->resident = rfp_resident(l.m, l.n);
 	snprintf(path, sizeof(path), "%s/memory.swap.current", cg);
-	rep->swap_current = read_long(path);
+	rep->swap_current = rfp_read_long(path);
 	RFP_EXPECT_CLEAN(&t, "timed loop");
 
 	lay_check(&l, false, &t);
@@ -444,7 +367,7 @@ TEST_F_TIMEOUT(sw, memcg_pressure, 240)
 	ASSERT_TRUE(has_word(CG_ROOT "/cgroup.controllers", "memory"))
 		TH_LOG("no memory controller in " CG_ROOT "/cgroup.controllers");
 	if (!has_word(CG_ROOT "/cgroup.subtree_control", "memory")) {
-		ASSERT_EQ(0, write_str(CG_ROOT "/cgroup.subtree_control", "+memory"))
+		ASSERT_EQ(0, rfp_write_str(CG_ROOT "/cgroup.subtree_control", "+memory"))
 			TH_LOG("enable memory: %s", strerror(errno));
 	}
 	snprintf(cg, sizeof(cg), CG_ROOT "/rfp_swap.%d", getpid());
@@ -453,7 +376,7 @@ TEST_F_TIMEOUT(sw, memcg_pressure, 240)
 	rep = mmap(NULL, PS, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	snprintf(path, sizeof(path), "%s/memory.max", cg);
 	snprintf(buf, sizeof(buf), "%lu", MEMCG_LIMIT);
-	if (rep == MAP_FAILED || write_str(path, buf) || pipe(go)) {
+	if (rep == MAP_FAILED || rfp_write_str(path, buf) || pipe(go)) {
 		rmdir(cg);
 		ASSERT_TRUE(false) TH_LOG("cgroup setup: %s", strerror(errno));
 	}
@@ -470,7 +393,7 @@ TEST_F_TIMEOUT(sw, memcg_pressure, 240)
 	close(go[0]);
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
 	snprintf(buf, sizeof(buf), "%d", pid);
-	if (pid > 0 && write_str(path, buf)) {
+	if (pid > 0 && rfp_write_str(path, buf)) {
 		TH_LOG("moving the child: %s", strerror(errno));
 		kill(pid, SIGKILL);
 	}
@@ -546,7 +469,7 @@ static double time_pageout(struct __test_metadata *_metadata, char *map, size_t 
  */
 TEST_F_TIMEOUT(sw, reclaim_rate, 120)
 {
-	struct layout *l = &self->l;
+	struct rfp_area *l = &self->l;
 	double tn, tl;
 	long walks;
 	char *lin;
@@ -554,10 +477,8 @@ TEST_F_TIMEOUT(sw, reclaim_rate, 120)
 
 	if (!lay_build(_metadata, l, RATE_PAGES))
 		return;
-	fd = memfd_create("rfp_linear", 0);
+	fd = rfp_memfd(RATE_PAGES);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, RATE_PAGES * PS));
-	ASSERT_EQ(0, rfp_pattern_fd(fd, 0, RATE_PAGES, 0));
 	lin = mmap(NULL, RATE_PAGES * PS, RW, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, lin);
 	for (size_t i = 0; i < RATE_PAGES; i++)
@@ -565,7 +486,7 @@ TEST_F_TIMEOUT(sw, reclaim_rate, 120)
 
 	tl = time_pageout(_metadata, lin, RATE_PAGES, "linear");
 	walks = rfp_rmap_walks();
-	tn = time_pageout(_metadata, l->map, RATE_PAGES, "nonlinear");
+	tn = time_pageout(_metadata, l->m, RATE_PAGES, "nonlinear");
 	/* no page is at two addresses: rmap finds each through the index */
 	if (walks >= 0)
 		EXPECT_EQ(walks, rfp_rmap_walks())

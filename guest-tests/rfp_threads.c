@@ -14,8 +14,6 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
-
 #define NSTABLE 6
 #define NCHURN 6
 #define NPAGES (NSTABLE + NCHURN)	/* stable at even pages, churn at odd */
@@ -24,6 +22,7 @@
 #define NACCESSORS 4
 #define RUN_MS 4000		/* of about 5 s for the test, emulated guest */
 #define RW (PROT_READ | PROT_WRITE)
+#define MARK 0xeeeeeeeeeeeeeeeeULL	/* what accessors store on churn pages */
 
 /* The first has prot != 0, for RFP_FIRST_CHGPROT. */
 static const struct {
@@ -56,14 +55,6 @@ static char *churn_page(size_t c)
 	return map + (2 * c + 1) * PS;
 }
 
-static uint64_t next_rand(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 static bool stopped(void)
 {
 	return __atomic_load_n(&stop, __ATOMIC_RELAXED);
@@ -77,12 +68,15 @@ struct accessor {
 	unsigned long churn, churn_faults, churn_bad;
 };
 
-/* An access on stable page s, which must go exactly as its prot says. */
-static void access_stable(struct accessor *st, size_t s, size_t off, bool write)
+/*
+ * A word access (w: which word) on stable page s, which must go exactly
+ * as its prot says; a write stores the word that is there.
+ */
+static void access_stable(struct accessor *st, size_t s, size_t w, bool write)
 {
-	char *a = stable_page(s) + off;
-	unsigned char want = rfp_fill(stable[s].pgoff), v = want;
-	int code = write ? rfp_try_store(a, want) : rfp_try_load(a, &v);
+	char *a = stable_page(s) + w * 8;
+	uint64_t want = rfp_word(stable[s].pgoff, w, 0), v = want;
+	int code = write ? rfp_try_store64(a, want) : rfp_try_load64(a, &v);
 
 	if (rfp_allows(stable[s].prot, write ? RFP_WRITE : RFP_READ)) {
 		st->allowed++;
@@ -102,21 +96,23 @@ static void access_stable(struct accessor *st, size_t s, size_t off, bool write)
 }
 
 /*
- * An access on churn page c: it may fault, with SEGV_ACCERR only, and may
- * show only a churn file page (its fill, or 0xee that accessors store).
+ * A word access on churn page c: it may fault, with SEGV_ACCERR only, and
+ * may show only a churn file page (its word at its place, or the MARK
+ * that accessors store).
  */
-static void access_churn(struct accessor *st, size_t c, size_t off, bool write)
+static void access_churn(struct accessor *st, size_t c, size_t w, bool write)
 {
-	char *a = churn_page(c) + off;
-	unsigned char v = 0xee;
-	int code = write ? rfp_try_store(a, v) : rfp_try_load(a, &v);
-	unsigned int pgoff = v ^ 0x5a;
+	char *a = churn_page(c) + w * 8;
+	uint64_t v = MARK, pgoff;
+	int code = write ? rfp_try_store64(a, v) : rfp_try_load64(a, &v);
 
+	pgoff = v >> 32;
 	st->churn++;
 	if (code == SEGV_ACCERR && rfp_fault_addr == a)
 		st->churn_faults++;
-	else if (code || (v != 0xee &&
-			  (pgoff < CHURN_PGOFF || pgoff >= FPAGES)))
+	else if (code || (v != MARK &&
+			  (pgoff < CHURN_PGOFF || pgoff >= FPAGES ||
+			   v != rfp_word(pgoff, w, 0))))
 		st->churn_bad++;
 }
 
@@ -126,14 +122,14 @@ static void *accessor(void *arg)
 	uint64_t x = st->seed;
 
 	while (!stopped()) {
-		uint64_t r = next_rand(&x);
-		size_t off = (r >> 16) % PS;
+		uint64_t r = rfp_rand(&x);
+		size_t w = (r >> 16) % RFP_WORDS;
 		bool write = r & 1;
 
 		if (r & 6)	/* three in four on stable pages */
-			access_stable(st, (r >> 3) % NSTABLE, off, write);
+			access_stable(st, (r >> 3) % NSTABLE, w, write);
 		else
-			access_churn(st, (r >> 3) % NCHURN, off, write);
+			access_churn(st, (r >> 3) % NCHURN, w, write);
 	}
 	return NULL;
 }
@@ -156,7 +152,7 @@ static void *remapper(void *arg)
 	uint64_t x = 0x9e3779b97f4a7c15;
 
 	while (!stopped()) {
-		uint64_t r = next_rand(&x);
+		uint64_t r = rfp_rand(&x);
 
 		for (size_t s = 0; s < NSTABLE; s++) {
 			remap_check(st, rfp(stable_page(s), PS, stable[s].prot,
@@ -170,7 +166,7 @@ static void *remapper(void *arg)
 						MADV_DONTNEED));
 		st->dontneeds++;
 		for (int i = 0; i < 4; i++) {
-			r = next_rand(&x);
+			r = rfp_rand(&x);
 			remap_check(st, rfp(churn_page(r % NCHURN), PS,
 					    churn_prots[(r >> 8) % ARRAY_SIZE(churn_prots)],
 					    CHURN_PGOFF + (r >> 16) % (FPAGES - CHURN_PGOFF),
@@ -186,11 +182,10 @@ TEST(stable_pages_under_remap)
 	struct timespec run = { RUN_MS / 1000, RUN_MS % 1000 * 1000000L };
 	struct accessor acc[NACCESSORS] = {}, sum = {};
 	struct remapper rem = {};
-	int fd = rfp_memfd(FPAGES);
+	struct rfp_area area;
 
-	ASSERT_LE(0, fd);
-	map = mmap(NULL, NPAGES * PS, RW, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, rfp_area_open(&area, NPAGES, FPAGES, FPAGES, RW));
+	map = area.m;
 	RFP_FIRST_CHGPROT(return, stable_page(0), PS, stable[0].prot,
 			  stable[0].pgoff);
 	for (size_t s = 1; s < NSTABLE; s++)
@@ -251,14 +246,13 @@ TEST(stable_pages_under_remap)
 		struct accessor one = {};
 
 		for (size_t off = 0; off < PS; off += 509) {
-			access_stable(&one, s, off, false);
-			access_stable(&one, s, off, true);
+			access_stable(&one, s, off / 8, false);
+			access_stable(&one, s, off / 8, true);
 		}
 		EXPECT_EQ(0, one.allowed_faults + one.bad_data + one.denied_passed +
 			     one.wrong_code + one.wrong_addr) TH_LOG("stable page %zu", s);
 	}
-	munmap(map, NPAGES * PS);
-	close(fd);
+	rfp_area_close(&area);
 }
 
 TEST_HARNESS_MAIN

@@ -17,8 +17,6 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "kselftest_harness.h"
-
 #define RW (PROT_READ | PROT_WRITE)
 
 #define FPAGES 64	/* the memfd */
@@ -48,30 +46,18 @@ static int tr_prot(size_t i)
 }
 
 FIXTURE(tr) {
-	int fd, self_mem;
-	char *map;
-	unsigned int gen[FPAGES];
+	struct rfp_area a;
 };
 
 FIXTURE_SETUP(tr)
 {
-	self->fd = memfd_create("rfp_truncate", 0);
-	ASSERT_LE(0, self->fd);
-	self->self_mem = open("/proc/self/mem", O_RDWR);
-	ASSERT_LE(0, self->self_mem);
-	ASSERT_EQ(0, ftruncate(self->fd, FPAGES * PS));
-	ASSERT_EQ(0, rfp_pattern_fd(self->fd, 0, FPAGES, 0));
-	memset(self->gen, 0, sizeof(self->gen));
-	self->map = mmap(NULL, MPAGES * PS, RW, MAP_SHARED, self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->map);
-	rfp_catch_si();
+	ASSERT_EQ(0, rfp_area_open(&self->a, MPAGES, FPAGES, FPAGES, RW));
+	rfp_catch();
 }
 
 FIXTURE_TEARDOWN(tr)
 {
-	munmap(self->map, MPAGES * PS);
-	close(self->fd);
-	close(self->self_mem);
+	rfp_area_close(&self->a);
 }
 
 /*
@@ -83,21 +69,21 @@ static bool build(struct __test_metadata *_metadata, FIXTURE_DATA(tr) *self)
 {
 	uint64_t pm[MPAGES];
 
-	RFP_FIRST_CHGPROT(return false, self->map, PS, tr_prot(0), tr_pgoff(0));
+	RFP_FIRST_CHGPROT(return false, self->a.m, PS, tr_prot(0), tr_pgoff(0));
 	for (size_t i = 1; i < MPAGES; i++) {
-		ASSERT_EQ(0, rfp(self->map + i * PS, PS, tr_prot(i), tr_pgoff(i),
+		ASSERT_EQ(0, rfp(self->a.m + i * PS, PS, tr_prot(i), tr_pgoff(i),
 				 MAP_CHGPROT));
 	}
 	for (size_t i = 0; i < MPAGES; i++) {
 		unsigned char v;
 
-		ASSERT_EQ(1, pread(self->self_mem, &v, 1,
-				   (off_t)(uintptr_t)(self->map + i * PS)));
+		ASSERT_EQ(1, pread(self->a.self_mem, &v, 1,
+				   (off_t)(uintptr_t)(self->a.m + i * PS)));
 		if (i & 1) {
-			ASSERT_EQ(0, madvise(self->map + i * PS, PS, MADV_DONTNEED));
+			ASSERT_EQ(0, madvise(self->a.m + i * PS, PS, MADV_DONTNEED));
 		}
 	}
-	ASSERT_EQ(0, rfp_pagemap(self->map, MPAGES, pm));
+	ASSERT_EQ(0, rfp_pagemap(self->a.m, MPAGES, pm));
 	for (size_t i = 0; i < MPAGES; i++) {
 		ASSERT_EQ(!(i & 1), !!(pm[i] & RFP_PM_PRESENT)) TH_LOG("page %zu", i);
 	}
@@ -118,16 +104,16 @@ TEST_F(tr, truncate)
 
 	if (!build(_metadata, self))
 		return;
-	ASSERT_EQ(0, ftruncate(self->fd, NEW_EOF * PS));
+	ASSERT_EQ(0, ftruncate(self->a.fd, NEW_EOF * PS));
 	for (size_t i = 0; i < MPAGES; i++) {
-		char *a = self->map + i * PS;
+		char *a = self->a.m + i * PS;
 		size_t pgoff = tr_pgoff(i);
 		unsigned char v;
 		int code;
 
 		if (pgoff < NEW_EOF) {
-			rfp_check_page(&t, a, i, pgoff, tr_prot(i), &self->gen[pgoff],
-				       false, self->fd, self->self_mem);
+			rfp_check_page(&t, a, i, pgoff, tr_prot(i), &self->a.gen[pgoff],
+				       false, self->a.fd, self->a.self_mem);
 			continue;
 		}
 		beyond++;
@@ -157,13 +143,13 @@ TEST_F(tr, truncate)
 	RFP_EXPECT_CLEAN(&t, "below EOF");
 
 	/* grown back: zeros beyond the old EOF, protections as they were */
-	ASSERT_EQ(0, ftruncate(self->fd, FPAGES * PS));
+	ASSERT_EQ(0, ftruncate(self->a.fd, FPAGES * PS));
 	for (size_t pgoff = NEW_EOF; pgoff < FPAGES; pgoff++)
-		self->gen[pgoff] = RFP_ZERO;
+		self->a.gen[pgoff] = RFP_ZERO;
 	memset(&t, 0, sizeof(t));
 	for (size_t i = 0; i < MPAGES; i++)
-		rfp_check_page(&t, self->map + i * PS, i, tr_pgoff(i), tr_prot(i),
-			       &self->gen[tr_pgoff(i)], true, self->fd, self->self_mem);
+		rfp_check_page(&t, self->a.m + i * PS, i, tr_pgoff(i), tr_prot(i),
+			       &self->a.gen[tr_pgoff(i)], true, self->a.fd, self->a.self_mem);
 	RFP_EXPECT_CLEAN(&t, "after growing back");
 }
 
@@ -181,26 +167,26 @@ TEST_F(tr, punch_hole)
 
 	if (!build(_metadata, self))
 		return;
-	ASSERT_EQ(0, fallocate(self->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+	ASSERT_EQ(0, fallocate(self->a.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 			       HOLE_FIRST * PS, HOLE_PAGES * PS));
-	ASSERT_EQ(0, fstat(self->fd, &st));
+	ASSERT_EQ(0, fstat(self->a.fd, &st));
 	EXPECT_EQ((off_t)(FPAGES * PS), st.st_size);
 	for (size_t pgoff = HOLE_FIRST; pgoff < HOLE_FIRST + HOLE_PAGES; pgoff++)
-		self->gen[pgoff] = RFP_ZERO;
+		self->a.gen[pgoff] = RFP_ZERO;
 	for (size_t i = 0; i < MPAGES; i++) {
 		size_t pgoff = tr_pgoff(i);
 
-		in_hole += self->gen[pgoff] == RFP_ZERO;
-		rfp_check_page(&t, self->map + i * PS, i, pgoff, tr_prot(i),
-			       &self->gen[pgoff], true, self->fd, self->self_mem);
+		in_hole += self->a.gen[pgoff] == RFP_ZERO;
+		rfp_check_page(&t, self->a.m + i * PS, i, pgoff, tr_prot(i),
+			       &self->a.gen[pgoff], true, self->a.fd, self->a.self_mem);
 	}
 	EXPECT_LT(8, in_hole);
 	RFP_EXPECT_CLEAN(&t, "after punching the hole");
 	/* and once more, now that the hole's pages were written */
 	memset(&t, 0, sizeof(t));
 	for (size_t i = 0; i < MPAGES; i++)
-		rfp_check_page(&t, self->map + i * PS, i, tr_pgoff(i), tr_prot(i),
-			       &self->gen[tr_pgoff(i)], false, self->fd, self->self_mem);
+		rfp_check_page(&t, self->a.m + i * PS, i, tr_pgoff(i), tr_prot(i),
+			       &self->a.gen[tr_pgoff(i)], false, self->a.fd, self->a.self_mem);
 	RFP_EXPECT_CLEAN(&t, "second pass");
 }
 
@@ -257,14 +243,6 @@ static char *s_map;
 static int s_fd, s_stop;
 static unsigned long s_seq;	/* odd while the tail is cut or being refilled */
 
-static uint64_t xs(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 static bool stopped(void)
 {
 	return __atomic_load_n(&s_stop, __ATOMIC_RELAXED);
@@ -273,19 +251,6 @@ static bool stopped(void)
 static unsigned long seq(void)
 {
 	return __atomic_load_n(&s_seq, __ATOMIC_ACQUIRE);
-}
-
-/* Words 0 .. S_SCRATCH - 1 of the page at p are file page pgoff's. */
-static int try_check_words(const char *p, size_t pgoff, size_t *bad)
-{
-	rfp_code = 0;
-	rfp_fault_addr = NULL;
-	if (sigsetjmp(rfp_jmp, 1))
-		return rfp_code;
-	*bad = 0;
-	for (size_t w = 0; w < S_SCRATCH; w++)
-		*bad += ((const volatile uint64_t *)p)[w] != rfp_word(pgoff, w, 0);
-	return 0;
 }
 
 struct acc {
@@ -375,7 +340,7 @@ static void *accessor(void *arg)
 	uint64_t x = st->seed;
 
 	while (!stopped()) {
-		uint64_t r = xs(&x);
+		uint64_t r = rfp_rand(&x);
 		size_t i = r % S_MPAGES, w = (r >> 16) % S_SCRATCH;
 		bool write = (r >> 40) & 1;
 
@@ -410,7 +375,7 @@ static void *remapper(void *arg)
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
 
 	while (!stopped()) {
-		uint64_t r = xs(&x);
+		uint64_t r = rfp_rand(&x);
 		size_t i = r % S_MPAGES;
 		unsigned long s1 = seq();
 		size_t pgoff;
@@ -447,7 +412,7 @@ static void *reclaimer(void *arg)
 	struct timespec pause = { 0, 10 * 1000000L };
 
 	while (!stopped()) {
-		uint64_t r = xs(&x);
+		uint64_t r = rfp_rand(&x);
 		size_t first = r % S_MPAGES, n = 64 + (r >> 16) % 512;
 		int advice = (r >> 40) & 1 ? MADV_PAGEOUT : MADV_DONTNEED;
 
@@ -475,7 +440,9 @@ static void __attribute__((noreturn)) fork_child(uint64_t r)
 		int code;
 
 		if (rfp_allows(s_stable_prot(i), RFP_READ)) {
-			code = try_check_words(p, s_stable_pgoff(i), &bad);
+			/* all words but the scratch one, which churn writes */
+			code = rfp_try_check_words(p, s_stable_pgoff(i), 0,
+						   S_SCRATCH, &bad);
 			if (code || bad)
 				_exit(1);
 		} else {
@@ -494,7 +461,7 @@ static void *forker(void *arg)
 	struct timespec pause = { 0, 200 * 1000000L };
 
 	while (!stopped()) {
-		uint64_t r = xs(&x);
+		uint64_t r = rfp_rand(&x);
 		int status;
 		pid_t pid = fork();
 
@@ -565,25 +532,17 @@ TEST_F_TIMEOUT(st, stress, 120)
 	struct worker rem = {}, rec = {}, frk = {}, trn = {};
 	unsigned long ops = 0, denied = 0, sigbus = 0, racy = 0;
 	long shmem0, swap0, shmem1, swap1, swap_out;
-	unsigned int *gen;
 	struct rfp_tally t = {};
-	int self_mem;
+	struct rfp_area a;
 
 	shmem0 = rfp_meminfo_kb("Shmem");
 	swap0 = rfp_meminfo_kb("SwapFree");
 	ASSERT_LE(0, shmem0);
 	ASSERT_LE(0, swap0);
-	gen = calloc(S_FPAGES, sizeof(*gen));
-	ASSERT_NE(NULL, gen);
-	self_mem = open("/proc/self/mem", O_RDWR);
-	ASSERT_LE(0, self_mem);
-	s_fd = memfd_create("rfp_stress", 0);
-	ASSERT_LE(0, s_fd);
-	ASSERT_EQ(0, ftruncate(s_fd, S_FPAGES * PS));
-	ASSERT_EQ(0, rfp_pattern_fd(s_fd, 0, S_FPAGES, 0));
-	s_map = mmap(NULL, S_MPAGES * PS, RW, MAP_SHARED, s_fd, 0);
-	ASSERT_NE(MAP_FAILED, s_map);
-	rfp_catch_si();
+	ASSERT_EQ(0, rfp_area_open(&a, S_MPAGES, S_FPAGES, S_FPAGES, RW));
+	s_fd = a.fd;
+	s_map = a.m;
+	rfp_catch();
 	RFP_FIRST_CHGPROT(return, s_map, PS, s_stable_prot(0), s_stable_pgoff(0));
 	for (size_t i = 1; i < S_MPAGES; i++) {
 		ASSERT_EQ(0, rfp(s_map + i * PS, PS,
@@ -632,16 +591,15 @@ TEST_F_TIMEOUT(st, stress, 120)
 	}
 	for (size_t i = 0; i < S_MPAGES; i++)
 		rfp_check_page(&t, s_map + i * PS, i, s_final_pgoff(i), s_final_prot(i),
-			       &gen[s_final_pgoff(i)], true, s_fd, self_mem);
+			       &a.gen[s_final_pgoff(i)], true, s_fd, a.self_mem);
 	RFP_EXPECT_CLEAN(&t, "quiet pass");
 
 	/* some of it to swap, then all of it gone */
 	swap1 = rfp_meminfo_kb("SwapFree");
 	EXPECT_EQ(0, madvise(s_map, S_MPAGES * PS, MADV_PAGEOUT));
 	swap_out = swap1 - rfp_meminfo_kb("SwapFree");
-	EXPECT_EQ(0, munmap(s_map, S_MPAGES * PS));
-	EXPECT_EQ(0, close(s_fd));
-	close(self_mem);
+	/* the mapping and the memfd gone (and /proc/self/mem closed) */
+	EXPECT_EQ(0, rfp_area_close(&a));
 	shmem1 = rfp_meminfo_kb("Shmem");
 	swap1 = rfp_meminfo_kb("SwapFree");
 	TH_LOG("Shmem %ld -> %ld kB, SwapFree %ld -> %ld kB (%ld kB paged out at the end)",
@@ -649,7 +607,6 @@ TEST_F_TIMEOUT(st, stress, 120)
 	EXPECT_LE((long)(S_MPAGES * PS / 1024 / 2), swap_out);
 	EXPECT_GE(SHMEM_TOL_KB, labs(shmem1 - shmem0));
 	EXPECT_GE(SWAP_TOL_KB, labs(swap1 - swap0));
-	free(gen);
 }
 
 TEST_HARNESS_MAIN
