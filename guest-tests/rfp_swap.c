@@ -150,8 +150,11 @@ FIXTURE_TEARDOWN(sw)
  * come back: data of the right file page, SEGV_ACCERR at the address for
  * each denied read, write and exec, writes reaching the file.  A second
  * pageout and pass shows the pages written back to swap the same way.
+ * Two swap-ins of 16 MiB from UML's ubd swap under TCG take about two
+ * minutes on an idle 2-core machine: the timeout leaves room for a slower
+ * one, not for a hang.
  */
-TEST_F_TIMEOUT(sw, swap_round_trip, 120)
+TEST_F_TIMEOUT(sw, swap_round_trip, 300)
 {
 	struct rfp_tally t;
 
