@@ -107,7 +107,7 @@ GUEST_FILES := qemu/guest-init guest-tests/guest-run-tests scripts/mkimage $(ROO
 	$(HM)/scatter-touch $(GDBT)
 $(IMG)/uml.img: $(GUEST_FILES) $(GT_STAMP)
 	@scripts/mkimage uml $(BUILD)
-$(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml $(GUEST_FILES) \
+$(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml qemu/ctl-channel.sh $(GUEST_FILES) \
 		$(SV_STAMP) selftests/run-vm selftests/status-word.sh uml-rootfs/hostmm-check $(HM)/hostmm-peek \
 		gdb/uml.gdb gdb/manyprots.py
 	@scripts/mkimage qemu $(BUILD)
