@@ -40,12 +40,15 @@ _ctl_tail() {
 	tail ---disable-inotify -n +1 -s 0.2 -f --pid="$ctl_sentinel" "$1"
 }
 
-# ctl_unfollow: end the readers after their last read (harmless twice, so
-# an EXIT trap may call it too)
+# ctl_unfollow: end the readers after their last read; fails as a reader
+# did.  Harmless twice, so an EXIT trap may call it too.
 ctl_unfollow() {
+	local r rc=0
 	[ -n "$ctl_sentinel" ] || return 0
 	{ kill "$ctl_sentinel"; wait "$ctl_sentinel"; } 2> /dev/null || :
 	ctl_sentinel=
-	# shellcheck disable=SC2086
-	wait $ctl_readers || :
+	for r in $ctl_readers; do
+		wait "$r" || rc=$?
+	done
+	return $rc
 }
