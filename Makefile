@@ -14,6 +14,11 @@
 #   make gdb-uml / gdb-kernel / gdb-attach  gdb on UML in the guest, on the
 #                 guest kernel through QEMU's gdb stub (below)
 #   make lint     scripts/checkpatch.pl --strict on every patch in patches/
+#   make fuzz     a soak by the differential fuzzer (guest-tests/rfp_fuzz.c)
+#                 in the QEMU guest: SECONDS=600 SEED= MODE=single|threads
+#                 UML=1 (in UML inside it) KERNEL=kasan|PATH (scripts/fuzz);
+#                 uses the kernels and images of BUILD as built, never
+#                 rebuilds them
 #   make test-clean-root  what CI (.ci/run) does: make test in a throw-away
 #                 minimal Debian root (scripts/clean-root), in build/clean-root
 #   make kernels / kernel-stock / images / guest-tests / selftests-vm / tree: the build steps alone
@@ -33,7 +38,7 @@ IMG := $(BUILD)/images
 ROOTFS_TAR := $(CACHE)/bookworm-minbase.tar
 PATCHES := $(shell scripts/list-entries patches/series 2>/dev/null)
 
-.PHONY: all test test-clean-root bench run lint deps tree kernels kernel-x86_64 \
+.PHONY: all test test-clean-root bench run lint fuzz deps tree kernels kernel-x86_64 \
 	kernel-um kernel-stock kernel-kasan guest-tests selftests-vm images clean FORCE \
 	gdb-uml gdb-kernel gdb-attach
 all: kernels images
@@ -153,6 +158,18 @@ bench: kernels images
 
 run: kernels images
 	@qemu/run
+
+# make fuzz: no prerequisites on purpose, a soak runs against whatever
+# kernel is built (or KERNEL=kasan, KERNEL=<bzImage or build dir>) and
+# never rebuilds it under a long run; scripts/fuzz says what is missing
+SECONDS ?= 600
+SEED ?=
+MODE ?= single
+UML ?=
+KERNEL ?=
+fuzz:
+	@scripts/fuzz --seconds $(SECONDS) --mode $(MODE) $(if $(SEED),--seed $(SEED)) \
+		$(if $(filter-out 0,$(UML)),--uml) $(if $(KERNEL),--kernel $(KERNEL))
 
 lint: tree
 	@scripts/lint $(TREE) $(PATCHES)

@@ -8,7 +8,8 @@
 #   mp-vma  TASK ADDR          the VMA holding ADDR, its flags as in smaps
 #   mp-page TASK ADDR [COUNT]  that VMA, then each page's entry: present
 #                              (protection, pfn, file offset of the page) or
-#                              a SWP_FILE entry (protection, file offset)
+#                              a SWP_FILE entry (protection, file offset;
+#                              swp_file_poison once memory failure took it)
 #
 # TASK is a pid, a command name or "current".  Offsets are in pages.
 
@@ -23,8 +24,10 @@ M64 = (1 << 64) - 1
 PAGE_SHIFT = 12
 PAGE_MASK = M64 & ~((1 << PAGE_SHIFT) - 1)
 X86_PFN_MASK = 0x000FFFFFFFFFF000
-# include/linux/swap.h: SWP_FILE is the last of the 32 swap types
-SWP_FILE = 31
+# include/linux/swap.h: SWP_FILE and SWP_FILE_POISON (a page memory
+# failure unmapped) are the last two of the 32 swap types
+SWP_FILE = 30
+SWP_FILE_POISON = 31
 SWP_FILE_PROT_BITS = 3
 
 
@@ -221,10 +224,12 @@ def page_line(mm, vma, addr):
     if empty:
         return "%s %s 0x%x none: linear pgoff 0x%x%s" % (head, level, e, linear, tail)
     typ, off = swap_entry(e)
-    if typ == SWP_FILE:
+    if typ in (SWP_FILE, SWP_FILE_POISON):
         prot = off & ((1 << SWP_FILE_PROT_BITS) - 1)
-        return "%s %s 0x%x swp_file prot %s pgoff 0x%x%s" % (
-            head, level, e, prot_str(prot & 1, prot & 2, prot & 4),
+        return "%s %s 0x%x %s prot %s pgoff 0x%x%s" % (
+            head, level, e,
+            "swp_file" if typ == SWP_FILE else "swp_file_poison",
+            prot_str(prot & 1, prot & 2, prot & 4),
             off >> SWP_FILE_PROT_BITS, tail)
     return "%s %s 0x%x swap type %d offset 0x%x%s" % (head, level, e, typ, off, tail)
 

@@ -596,6 +596,41 @@ long rfp_read_long(const char *path)
 	return v;
 }
 
+bool rfp_has_word(const char *file, const char *word)
+{
+	char buf[512] = "", *tok, *save;
+	int fd = open(file, O_RDONLY);
+	ssize_t r;
+
+	if (fd < 0)
+		return false;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return false;
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, word))
+			return true;
+	return false;
+}
+
+unsigned long rfp_offset_limit(char *m)
+{
+	unsigned long lo = 0, hi = 1UL << 50;
+
+	if (rfp(m, PS, PROT_READ, hi, MAP_CHGPROT | MAP_NONBLOCK) == 0)
+		return 0;
+	while (hi - lo > 1) {
+		unsigned long mid = lo + (hi - lo) / 2;
+
+		if (rfp(m, PS, PROT_READ, mid, MAP_CHGPROT | MAP_NONBLOCK) == 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
 int rfp_read_str(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");

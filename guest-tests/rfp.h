@@ -283,6 +283,13 @@ long rfp_keyed(const char *file, const char *key, char sep);
 long rfp_meminfo_kb(const char *key);
 /* A number from a one-value file (debugfs counters, sysctls); -1 if none. */
 long rfp_read_long(const char *path);
+/* Whether a word of a short file ("cgroup.controllers") is word. */
+bool rfp_has_word(const char *file, const char *word);
+/*
+ * The first offset a one-page MAP_CHGPROT call at m (a page of a shared
+ * mapping) refuses, by bisection; 0 if it refuses none below 2^50.
+ */
+unsigned long rfp_offset_limit(char *m);
 /* The first line of a file, without its newline, into buf; 0 or -1. */
 int rfp_read_str(const char *path, char *buf, size_t len);
 /* Write v to a file (sysctls, sysfs, cgroup files); 0 or -1. */

@@ -15,6 +15,7 @@
 #define NCONTROL 1024		/* pages of the compaction test's control */
 #define BALLAST_RATIO 7
 #define COMPACT_ROUNDS 4
+#define PLACEMENTS 3		/* of the compaction test's pages */
 #define BALLAST ((NPAGES + NCONTROL) * BALLAST_RATIO * 4096UL)
 #define RW (PROT_READ | PROT_WRITE)
 
@@ -110,8 +111,11 @@ static int migration_type(void)
 		pclose(f);
 	if (!any || !migration)
 		return -1;
-	/* SWP_SWAPIN_ERROR_NUM is 1 in 6.1, SWP_FILE_NUM 1 with the series */
-	max = 32 - 4 * device - 3 - hwpoison - marker - 1 - manyprots;
+	/*
+	 * SWP_SWAPIN_ERROR_NUM is 1 in 6.1, SWP_FILE_NUM 2 with the series
+	 * (SWP_FILE and SWP_FILE_POISON)
+	 */
+	max = 32 - 4 * device - 3 - hwpoison - marker - 1 - 2 * manyprots;
 	return max + hwpoison;
 }
 
@@ -190,97 +194,123 @@ static void *reader(void *arg)
  * pages compaction moves when it can.  400 s: in UML under TCG, where
  * every fault and signal goes through the host, it takes 3 minutes.
  */
-TEST_F_TIMEOUT(mg, compaction, 400)
+TEST_F_TIMEOUT(mg, compaction, 600)
 {
 	struct pm_summary s, sl;
-	struct rfp_tally t, *rt;
+	struct rfp_tally t, *rt = NULL;
 	uint64_t *lpm0, *lpm1;
 	pthread_t th;
-	int fd, lfd, mtype = migration_type();
-	char *lin, *ballast;
+	int fd, lfd = -1, mtype = migration_type();
+	char *lin = MAP_FAILED, *ballast;
 	long mig0, mig1, fail0, fail1, refaulted_moved = 0;
 	static uint64_t pm2[NPAGES];
-	int rounds;
+	int rounds, placement;
 
-	/*
-	 * Compaction moves pages from the low end of the zone into free pages
-	 * of partly used pageblocks at the high end, until its scanners meet;
-	 * wholly free pageblocks are no targets.  In a fresh guest, pages
-	 * allocated in a row fill whole pageblocks and mostly stay put (this
-	 * moved none of 4096).  So each page of the layout's memfd and of the
-	 * control is allocated after BALLAST_RATIO pages of a ballast, which
-	 * is then freed: their pageblocks are mostly free, spread over the
-	 * zone, and compaction packs the low ones into the high ones (in
-	 * most boots it moved half of the control's pages or more).
-	 */
-	ballast = mmap(NULL, BALLAST, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, ballast);
-	madvise(ballast, BALLAST, MADV_NOHUGEPAGE);
-	lfd = memfd_create("rfp_linear", 0);
-	ASSERT_LE(0, lfd);
-	ASSERT_EQ(0, ftruncate(lfd, NCONTROL * PS));
-	lin = mmap(NULL, NCONTROL * PS, RW, MAP_SHARED, lfd, 0);
-	ASSERT_NE(MAP_FAILED, lin);
-	for (size_t i = 0, b = 0; i < NPAGES; i++) {
-		for (int k = 0; k < BALLAST_RATIO; k++)
-			ballast[b++ * PS] = 1;
-		ASSERT_EQ(0, rfp_pattern_fd(self->a.fd, i, 1, 0));
-		if (i % (NPAGES / NCONTROL))
-			continue;
-		for (int k = 0; k < BALLAST_RATIO; k++)
-			ballast[b++ * PS] = 1;
-		lin[i / (NPAGES / NCONTROL) * PS] = 1;
-	}
-	if (!build(_metadata, self, false))
-		return;
 	lpm0 = calloc(NCONTROL, sizeof(*lpm0));
 	lpm1 = calloc(NCONTROL, sizeof(*lpm1));
 	ASSERT_NE(NULL, lpm0);
 	ASSERT_NE(NULL, lpm1);
-	ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm0));
-	ASSERT_EQ(0, munmap(ballast, BALLAST));
+	for (placement = 1;; placement++) {
+		/*
+		 * Compaction moves pages from the low end of the zone into
+		 * free pages of partly used pageblocks at the high end, until
+		 * its scanners meet; wholly free pageblocks are no targets.
+		 * In a fresh guest, pages allocated in a row fill whole
+		 * pageblocks and mostly stay put (this moved none of 4096).
+		 * So each page of the layout's memfd and of the control is
+		 * allocated after BALLAST_RATIO pages of a ballast, which is
+		 * then freed: their pageblocks are mostly free, spread over
+		 * the zone, and compaction packs the low ones into the high
+		 * ones (in most boots it moved half of the control's pages
+		 * or more).
+		 */
+		ballast = mmap(NULL, BALLAST, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, ballast);
+		madvise(ballast, BALLAST, MADV_NOHUGEPAGE);
+		lfd = memfd_create("rfp_linear", 0);
+		ASSERT_LE(0, lfd);
+		ASSERT_EQ(0, ftruncate(lfd, NCONTROL * PS));
+		lin = mmap(NULL, NCONTROL * PS, RW, MAP_SHARED, lfd, 0);
+		ASSERT_NE(MAP_FAILED, lin);
+		for (size_t i = 0, b = 0; i < NPAGES; i++) {
+			for (int k = 0; k < BALLAST_RATIO; k++)
+				ballast[b++ * PS] = 1;
+			ASSERT_EQ(0, rfp_pattern_fd(self->a.fd, i, 1, 0));
+			if (i % (NPAGES / NCONTROL))
+				continue;
+			for (int k = 0; k < BALLAST_RATIO; k++)
+				ballast[b++ * PS] = 1;
+			lin[i / (NPAGES / NCONTROL) * PS] = 1;
+		}
+		if (!build(_metadata, self, false))
+			return;
+		ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm0));
+		ASSERT_EQ(0, munmap(ballast, BALLAST));
 
-	mig0 = rfp_keyed("/proc/vmstat", "pgmigrate_success", ' ');
-	fail0 = rfp_keyed("/proc/vmstat", "pgmigrate_fail", ' ');
-	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
-	ASSERT_EQ(0, pthread_create(&th, NULL, reader, self));
-	/*
-	 * One compaction moves most of what it can, but not always: some runs
-	 * stop early (once, in five boots, it moved none of the control's
-	 * pages).  Compact again, a few times at most, until it moved a
-	 * quarter of the control's pages.
-	 */
-	for (rounds = 1;; rounds++) {
-		fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
-		EXPECT_LE(0, fd);
-		EXPECT_EQ(1, write(fd, "1", 1)) TH_LOG("compact_memory: %s", strerror(errno));
-		close(fd);
+		mig0 = rfp_keyed("/proc/vmstat", "pgmigrate_success", ' ');
+		fail0 = rfp_keyed("/proc/vmstat", "pgmigrate_fail", ' ');
+		__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
+		ASSERT_EQ(0, pthread_create(&th, NULL, reader, self));
+		/*
+		 * One compaction moves most of what it can, but not always:
+		 * some runs stop early.  Compact again, a few times at most,
+		 * until it moved a quarter of the control's pages.
+		 */
+		for (rounds = 1;; rounds++) {
+			fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
+			EXPECT_LE(0, fd);
+			EXPECT_EQ(1, write(fd, "1", 1))
+				TH_LOG("compact_memory: %s", strerror(errno));
+			close(fd);
+			ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm1));
+			pm_summarize(lpm0, lpm1, NCONTROL, mtype, &sl);
+			if (sl.moved >= NCONTROL / 4 || rounds == COMPACT_ROUNDS)
+				break;
+		}
+		__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+		ASSERT_EQ(0, pthread_join(th, (void **)&rt));
+		ASSERT_NE(NULL, rt);
+		RFP_EXPECT_CLEAN(rt, "reader during compaction");
+		EXPECT_LT(0, rt->pages);
+		mig1 = rfp_keyed("/proc/vmstat", "pgmigrate_success", ' ');
+		fail1 = rfp_keyed("/proc/vmstat", "pgmigrate_fail", ' ');
+
+		ASSERT_EQ(0, rfp_pagemap(self->a.m, NPAGES, self->pm1));
 		ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm1));
+		pm_summarize(self->pm0, self->pm1, NPAGES, mtype, &s);
 		pm_summarize(lpm0, lpm1, NCONTROL, mtype, &sl);
-		if (sl.moved >= NCONTROL / 4 || rounds == COMPACT_ROUNDS)
+		TH_LOG("compaction (placement %d, %d rounds): %ld of %d nonlinear pages moved, "
+		       "%ld more left not present, %ld swap-type entries; linear control: "
+		       "%ld of %d moved; reader: %lu page checks; migration types from %d",
+		       placement, rounds, s.moved, NPAGES, NPAGES - s.present, s.swap,
+		       sl.moved, NCONTROL, rt->pages, mtype);
+		TH_LOG("PFNs: nonlinear %#llx-%#llx -> %#llx-%#llx, linear %#llx-%#llx -> %#llx-%#llx",
+		       s.pfn_min0, s.pfn_max0, s.pfn_min1, s.pfn_max1,
+		       sl.pfn_min0, sl.pfn_max0, sl.pfn_min1, sl.pfn_max1);
+		TH_LOG("vmstat: pgmigrate_success +%ld, pgmigrate_fail +%ld", mig1 - mig0,
+		       fail1 - fail0);
+		/*
+		 * Where compaction hardly moves the control, the placement is
+		 * at fault, not the series: in a guest that ran other tests
+		 * first, the ballast and the pages sometimes sit in a dense
+		 * run low in a zone whose top is wholly free pageblocks, and
+		 * four compactions moved 27 of the control's 1024 pages (the
+		 * next placement: 857).  Place them again, a few times at most.
+		 */
+		if (sl.moved >= NCONTROL / 4 || placement == PLACEMENTS)
 			break;
+		EXPECT_EQ(0, s.migration) TH_LOG("migration entries left (type %u)", s.last_type);
+		check_all(self, false, &t);
+		RFP_EXPECT_CLEAN(&t, "after compaction");
+		free(rt);
+		rt = NULL;
+		ASSERT_EQ(0, munmap(self->a.m, NPAGES * PS));
+		self->a.m = NULL;
+		ASSERT_EQ(0, fallocate(self->a.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				       0, NPAGES * PS));
+		ASSERT_EQ(0, munmap(lin, NCONTROL * PS));
+		close(lfd);
 	}
-	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
-	ASSERT_EQ(0, pthread_join(th, (void **)&rt));
-	ASSERT_NE(NULL, rt);
-	RFP_EXPECT_CLEAN(rt, "reader during compaction");
-	EXPECT_LT(0, rt->pages);
-	mig1 = rfp_keyed("/proc/vmstat", "pgmigrate_success", ' ');
-	fail1 = rfp_keyed("/proc/vmstat", "pgmigrate_fail", ' ');
-
-	ASSERT_EQ(0, rfp_pagemap(self->a.m, NPAGES, self->pm1));
-	ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm1));
-	pm_summarize(self->pm0, self->pm1, NPAGES, mtype, &s);
-	pm_summarize(lpm0, lpm1, NCONTROL, mtype, &sl);
-	TH_LOG("compaction (%d rounds): %ld of %d nonlinear pages moved, %ld more left "
-	       "not present, %ld swap-type entries; linear control: %ld of %d moved; "
-	       "reader: %lu page checks; migration types from %d", rounds, s.moved, NPAGES,
-	       NPAGES - s.present, s.swap, sl.moved, NCONTROL, rt->pages, mtype);
-	TH_LOG("PFNs: nonlinear %#llx-%#llx -> %#llx-%#llx, linear %#llx-%#llx -> %#llx-%#llx",
-	       s.pfn_min0, s.pfn_max0, s.pfn_min1, s.pfn_max1,
-	       sl.pfn_min0, sl.pfn_max0, sl.pfn_min1, sl.pfn_max1);
-	TH_LOG("vmstat: pgmigrate_success +%ld, pgmigrate_fail +%ld", mig1 - mig0,
-	       fail1 - fail0);
 	EXPECT_EQ(0, s.migration) TH_LOG("migration entries left (type %u)", s.last_type);
 	EXPECT_EQ(0, sl.migration);
 	/*

@@ -633,6 +633,68 @@ TEST(uffd_registered)
 	close(fd);
 }
 
+/*
+ * A VMA with a protection key: every PTE would carry the key, whose
+ * access rights are per thread and not what MAP_CHGPROT gives a page.
+ * No probes here: a caught fault leaves the thread with the signal
+ * handler's key rights (siglongjmp skips sigreturn), which deny this key.
+ */
+TEST(pkey)
+{
+	int fd = rfp_memfd(NPG), pkey;
+	char *m;
+
+	ASSERT_LE(0, fd);
+	m = mmap(NULL, NPG * PS, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	pkey = syscall(SYS_pkey_alloc, 0, 0);
+	if (pkey < 0)
+		SKIP(return, "no protection keys here: %s", strerror(errno));
+	ASSERT_EQ(0, syscall(SYS_pkey_mprotect, m, NPG * PS,
+			     PROT_READ | PROT_WRITE, pkey));
+	ASSERT_EQ(pkey, rfp_smaps_kb(m, "ProtectionKey"));
+	errno = 0;
+	EXPECT_EQ(-1, rfp(m, PS, PROT_READ, 2, MAP_CHGPROT));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, rfp_vmflag(m, "nl"));
+	EXPECT_EQ(0, rfp_vmflag(m, "mp"));
+	EXPECT_EQ(0, rfp_pattern_bad(m, 0, 0)) TH_LOG("page 0 changed");
+	EXPECT_EQ(0, rfp_pattern_bad(m + PS, 1, 0)) TH_LOG("page 1 changed");
+	munmap(m, NPG * PS);
+	syscall(SYS_pkey_free, pkey);
+	close(fd);
+}
+
+/*
+ * x86 makes mprotect(PROT_EXEC) execute-only with a protection key that
+ * denies reads: refused as above, where a page set PROT_READ would fault
+ * with SEGV_PKUERR.  mprotect() to PROT_READ drops that key, and then the
+ * call works and the page reads as a PROT_READ mmap() of it would.
+ */
+TEST(exec_only_key)
+{
+	int fd = rfp_memfd(NPG);
+	struct region r;
+	char *m;
+
+	rfp_catch();
+	ASSERT_LE(0, fd);
+	m = mmap(NULL, NPG * PS, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, mprotect(m, NPG * PS, PROT_EXEC));
+	if (rfp_smaps_kb(m, "ProtectionKey") <= 0)
+		SKIP(return, "PROT_EXEC gave no execute-only protection key here");
+	r = (struct region){ m, NPG, m, NPG * PS };
+	expect_chgprot_rejected(_metadata, &r, EINVAL, PROT_READ, 2);
+	ASSERT_EQ(0, mprotect(m, NPG * PS, PROT_READ));
+	ASSERT_EQ(0, rfp_smaps_kb(m, "ProtectionKey"));
+	RFP_FIRST_CHGPROT(return, m, PS, PROT_READ, 2);
+	EXPECT_EQ(0, rfp_try(m + RFP_OFF_R, RFP_READ));
+	EXPECT_EQ(0, rfp_pattern_bad(m, 2, 0));
+	munmap(m, NPG * PS);
+	close(fd);
+}
+
 /* prot beyond VM_MAYWRITE: a read-only mapping of an O_RDONLY fd. */
 TEST(rdonly_fd)
 {

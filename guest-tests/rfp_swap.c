@@ -236,24 +236,6 @@ TEST_F_TIMEOUT(sw, dontneed_keeps, 120)
 #define MEMCG_MIN_TOUCHES 1000	/* and at least this often ... */
 #define MEMCG_MAX_MS 60000	/* ... unless this runs out (UML under TCG) */
 
-static bool has_word(const char *file, const char *word)
-{
-	char buf[512] = "", *tok, *save;
-	int fd = open(file, O_RDONLY);
-	ssize_t r;
-
-	if (fd < 0)
-		return false;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (r <= 0)
-		return false;
-	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-		if (!strcmp(tok, word))
-			return true;
-	return false;
-}
-
 static long ms_since(const struct timespec *t0)
 {
 	struct timespec t;
@@ -367,9 +349,9 @@ TEST_F_TIMEOUT(sw, memcg_pressure, 240)
 		ASSERT_EQ(0, mount("none", CG_ROOT, "cgroup2", 0, NULL))
 			TH_LOG("mount cgroup2: %s", strerror(errno));
 	}
-	ASSERT_TRUE(has_word(CG_ROOT "/cgroup.controllers", "memory"))
+	ASSERT_TRUE(rfp_has_word(CG_ROOT "/cgroup.controllers", "memory"))
 		TH_LOG("no memory controller in " CG_ROOT "/cgroup.controllers");
-	if (!has_word(CG_ROOT "/cgroup.subtree_control", "memory")) {
+	if (!rfp_has_word(CG_ROOT "/cgroup.subtree_control", "memory")) {
 		ASSERT_EQ(0, rfp_write_str(CG_ROOT "/cgroup.subtree_control", "+memory"))
 			TH_LOG("enable memory: %s", strerror(errno));
 	}
