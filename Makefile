@@ -19,6 +19,10 @@
 #                 UML=1 (in UML inside it) KERNEL=kasan|PATH (scripts/fuzz);
 #                 uses the kernels and images of BUILD as built, never
 #                 rebuilds them
+#   make bisect-check  build every prefix of the series (x86_64 and um, W=1
+#                 on the files it touches) and boot each x86_64 one to the
+#                 qemu level's first test (scripts/bisect-check: FROM= TO=);
+#                 hours, not part of make test
 #   make test-clean-root  what CI (.ci/run) does: make test in a throw-away
 #                 minimal Debian root (scripts/clean-root), in build/clean-root
 #   make kernels / kernel-stock / images / guest-tests / selftests-vm / tree: the build steps alone
@@ -40,7 +44,7 @@ PATCHES := $(shell scripts/list-entries patches/series 2>/dev/null)
 
 .PHONY: all test test-clean-root bench run lint fuzz deps tree kernels kernel-x86_64 \
 	kernel-um kernel-stock kernel-kasan guest-tests selftests-vm images clean FORCE \
-	gdb-uml gdb-kernel gdb-attach
+	gdb-uml gdb-kernel gdb-attach bisect-check
 all: kernels images
 
 deps:
@@ -170,6 +174,11 @@ KERNEL ?=
 fuzz:
 	@scripts/fuzz --seconds $(SECONDS) --mode $(MODE) $(if $(SEED),--seed $(SEED)) \
 		$(if $(filter-out 0,$(UML)),--uml) $(if $(KERNEL),--kernel $(KERNEL))
+
+FROM ?= 0
+TO ?=
+bisect-check: tree images
+	@scripts/bisect-check --from $(FROM) $(if $(TO),--to $(TO))
 
 lint: tree
 	@scripts/lint $(TREE) $(PATCHES)
