@@ -58,12 +58,8 @@ static const struct {
  * EXPECT_MANYPROTS=on, else fail with EINVAL and the test SKIPs.
  */
 #define NEED_CHGPROT() do {						\
-	int __fd = rfp_memfd(1);					\
-	char *__m;							\
+	char *__m = fz_scratch_page();					\
 									\
-	ASSERT_LE(0, __fd);						\
-	__m = mmap(NULL, PS, PROT_READ, MAP_SHARED, __fd, 0);		\
-	close(__fd);							\
 	ASSERT_NE(MAP_FAILED, __m);					\
 	RFP_FIRST_CHGPROT(return, __m, PS, PROT_READ, 0);		\
 	munmap(__m, PS);						\
@@ -214,14 +210,10 @@ static int feature(void)
 {
 	const char *e = rfp_expect_mode();
 	bool off = !strcmp(e, "off") || !strcmp(e, "absent");
-	int fd = rfp_memfd(1), err;
+	char *m = fz_scratch_page();
 	long r;
-	char *m;
+	int err;
 
-	if (fd < 0)
-		return 2;
-	m = mmap(NULL, PS, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
 	if (m == MAP_FAILED)
 		return 2;
 	errno = 0;

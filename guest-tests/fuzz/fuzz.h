@@ -134,6 +134,9 @@ int fz_copy(void *dst, const void *src, size_t len);
 void *fz_copy_addr(void);
 int fz_copy_si_code(void);
 
+/* A one-page PROT_READ MAP_SHARED mapping of a new memfd; MAP_FAILED */
+char *fz_scratch_page(void);
+
 /*
  * The first file page offset MAP_CHGPROT refuses (what a non-present
  * entry can hold), found on a scratch mapping by bisection, or 0.

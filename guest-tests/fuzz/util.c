@@ -127,16 +127,23 @@ int fz_copy_si_code(void)
 	return fz_si;
 }
 
-unsigned long fz_offset_limit(void)
+char *fz_scratch_page(void)
 {
-	unsigned long lim = 0;
 	int fd = rfp_memfd(1);
 	char *m;
 
 	if (fd < 0)
-		return 0;
+		return MAP_FAILED;
 	m = mmap(NULL, PS, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
+	return m;
+}
+
+unsigned long fz_offset_limit(void)
+{
+	unsigned long lim = 0;
+	char *m = fz_scratch_page();
+
 	if (m == MAP_FAILED)
 		return 0;
 	/* 0 also when offset 0 is refused: no limit to find */
