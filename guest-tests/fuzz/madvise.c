@@ -19,6 +19,16 @@ static const struct {
 	{ MADV_REMOVE, "REMOVE", 6 },
 };
 
+/* madvise() of pages [s, s + k) on both sides: results and errnos */
+static void madvise_both(struct fz *z, size_t s, size_t k, int adv, int ret[2], int err[2])
+{
+	for (int side = SA; side <= SB; side++) {
+		errno = 0;
+		ret[side] = madvise(at(z, side, s), k * PS, adv);
+		err[side] = ret[side] ? errno : 0;
+	}
+}
+
 /*
  * MADV_POPULATE_*: the first page of the range whose protection refuses
  * the access, if nothing stops population before it (a hole, EOF,
@@ -72,11 +82,7 @@ bool op_madvise(struct fz *z)
 	if (z->converted &&
 	    (advs[a].adv == MADV_POPULATE_READ || advs[a].adv == MADV_POPULATE_WRITE))
 		refuse = populate_refusal(z, s, k, advs[a].adv == MADV_POPULATE_WRITE);
-	for (int side = SA; side <= SB; side++) {
-		errno = 0;
-		ret[side] = madvise(at(z, side, s), k * PS, advs[a].adv);
-		err[side] = ret[side] ? errno : 0;
-	}
+	madvise_both(z, s, k, advs[a].adv, ret, err);
 	more(z, ": A %d %s, B %d %s", ret[SA], ret[SA] ? strerror(err[SA]) : "",
 	     ret[SB], ret[SB] ? strerror(err[SB]) : "");
 	if (refuse >= 0) {
@@ -188,11 +194,7 @@ bool op_hwpoison(struct fz *z)
 	note(z, "MADV_HWPOISON page %zu (pgoff %#lx)", i, z->pg[i].pgoff);
 	if (!cmp_probe(z, i, allows(z, z->pg[i].prot, RFP_WRITE) ? P_WRITE64 : P_READ))
 		return false;
-	for (int side = SA; side <= SB; side++) {
-		errno = 0;
-		ret[side] = madvise(at(z, side, i), PS, MADV_HWPOISON);
-		err[side] = ret[side] ? errno : 0;
-	}
+	madvise_both(z, i, 1, MADV_HWPOISON, ret, err);
 	more(z, ": A %d %s, B %d %s", ret[SA], ret[SA] ? strerror(err[SA]) : "",
 	     ret[SB], ret[SB] ? strerror(err[SB]) : "");
 	if (ret[SA] && ret[SB] && err[SA] == err[SB] && (err[SA] == EINVAL || err[SA] == EPERM)) {
@@ -217,19 +219,11 @@ bool op_hwpoison(struct fz *z)
 	case 0:
 	case 1:
 		more(z, "; MADV_DONTNEED");
-		for (int side = SA; side <= SB; side++) {
-			errno = 0;
-			ret[side] = madvise(at(z, side, i), PS, MADV_DONTNEED);
-			err[side] = ret[side] ? errno : 0;
-		}
+		madvise_both(z, i, 1, MADV_DONTNEED, ret, err);
 		break;
 	case 2:
 		more(z, "; MADV_PAGEOUT");
-		for (int side = SA; side <= SB; side++) {
-			errno = 0;
-			ret[side] = madvise(at(z, side, i), PS, MADV_PAGEOUT);
-			err[side] = ret[side] ? errno : 0;
-		}
+		madvise_both(z, i, 1, MADV_PAGEOUT, ret, err);
 		break;
 	default:
 		return true;
