@@ -117,7 +117,7 @@ GUEST_FILES := qemu/guest-init guest-tests/guest-run-tests scripts/mkimage $(ROO
 $(IMG)/uml.img: $(GUEST_FILES) $(GT_STAMP)
 	@scripts/mkimage uml $(BUILD)
 $(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml qemu/ctl-channel.sh $(GUEST_FILES) \
-		$(SV_STAMP) selftests/run-vm selftests/status-word.sh uml-rootfs/hostmm-check $(HM)/hostmm-peek \
+		$(SV_STAMP) selftests/run-vm selftests/kselftest-vm selftests/status-word.sh uml-rootfs/hostmm-check $(HM)/hostmm-peek \
 		gdb/uml.gdb gdb/manyprots.py
 	@scripts/mkimage qemu $(BUILD)
 images: $(IMG)/guest.img
