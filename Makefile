@@ -1,32 +1,42 @@
-# Entry points.  `make test` and `make bench` do everything from a fresh
-# Debian 12 clone (as root they apt-get what is missing).
+# Entry points: `make help` (the default) lists them.  `make test` and
+# `make bench` do everything from a fresh Debian 12 clone (as root they
+# apt-get what is missing).  The lines starting "#>" are make help's text;
+# times are for a 2-core machine under TCG (README: what they were
+# measured on).
 #
-#   make test     build the kernels (x86_64 and UML with the series, stock
-#                 x86_64) and the images, run the guest tests in QEMU and in
-#                 UML inside it, the baseline on stock 6.1, print
-#                 "N passed, N failed"
-#   make test KASAN=1  the guest tests once, at the qemu level, on a generic
-#                 KASAN build of the guest kernel (build/x86_64-kasan); not CI
-#   make bench    per-page mappings against one collapsed VMA, in the QEMU
-#                 guest and in UML inside it: build/bench/REPORT.md, plots
-#                 (QUICK=1: fewer sizes and runs, about 10 minutes)
-#   make run      interactive shell in the QEMU guest (run-uml starts UML)
-#   make gdb-uml / gdb-kernel / gdb-attach  gdb on UML in the guest, on the
-#                 guest kernel through QEMU's gdb stub (below)
-#   make lint     scripts/checkpatch.pl --strict on every patch in patches/
-#   make fuzz     a soak by the differential fuzzer (guest-tests/rfp_fuzz.c)
-#                 in the QEMU guest: SECONDS=600 SEED= MODE=single|threads
-#                 UML=1 (in UML inside it) KERNEL=kasan|PATH (scripts/fuzz);
-#                 uses the kernels and images of BUILD as built, never
-#                 rebuilds them
-#   make bisect-check  build every prefix of the series (x86_64 and um, W=1
-#                 on the files it touches) and boot each x86_64 one to the
-#                 qemu level's first test (scripts/bisect-check: FROM= TO=);
-#                 hours, not part of make test
-#   make test-clean-root  what CI (.ci/run) does: make test in a throw-away
-#                 minimal Debian root (scripts/clean-root), in build/clean-root
-#   make kernels / kernel-stock / images / guest-tests / selftests-vm / tree: the build steps alone
-#   make clean    remove build/ (caches in $(CACHE) stay)
+#> make bench        the main job: one VMA per page against one collapsed VMA,
+#>                   in the QEMU guest and in UML inside it; build/bench/REPORT.md
+#>                   and plots (about 25 min after the builds; QUICK=1: 5 min)
+#> make test         build everything, run every test in three QEMU boots (the
+#>                   series on, manyprots=off, stock 6.1) and UML inside them;
+#>                   ends "N passed, N failed" (about 55 min warm, 80 cold)
+#> make run          a shell in the QEMU guest; run-uml in it starts UML
+#>                   (boot about 15 s)
+#> make gdb-uml      UML under gdb in the guest, on this terminal (ARGS=...)
+#> make gdb-kernel   the guest with QEMU's gdb stub (ARGS=...); then in a
+#>                   second terminal: make gdb-attach
+#> make lint         checkpatch.pl --strict on every patch, the cover letter
+#>                   and README's series table against patches/series (1 min)
+#> make fuzz         a soak of the differential fuzzer in the guest: SECONDS=600
+#>                   SEED= MODE=single|threads UML=1 KERNEL=kasan|PATH
+#>                   (SECONDS plus a boot; never rebuilds)
+#> make bisect-check every prefix of the series built (x86_64, um, W=1) and
+#>                   booted to the first test: FROM= TO= (hours; not CI)
+#> make test KASAN=1 the guest tests once on a KASAN build (not CI; its cold
+#>                   build about 50 min, the boot 3 min)
+#> make test-clean-root  what CI (.ci/run) does: make test in a throw-away
+#>                   minimal Debian root, in build/clean-root (as make test,
+#>                   plus a few minutes)
+#> make kernels      build/x86_64 and build/um (cold about 10 and 7 min with
+#>                   ccache empty, seconds when nothing changed)
+#> make kernel-stock the stock 6.1 baseline, build/x86_64-stock (cold 10 min)
+#> make images       the guest and UML images (4 min the first time)
+#> make tree         extract linux-source-6.1 into build/linux and apply the
+#>                   series (1 min)
+#> make guest-tests / selftests-vm / deps   one build step (seconds)
+#> make clean        remove build/ but build/dev/; the caches stay
+#>                   (/var/cache/manyprots, CACHE=DIR)
+#> make help         this text
 
 BUILD ?= $(CURDIR)/build
 CACHE ?= $(shell MANYPROTS_CACHE= . ./scripts/cache.sh && echo "$$cache")
@@ -44,7 +54,9 @@ PATCHES := $(shell scripts/list-entries patches/series 2>/dev/null)
 
 .PHONY: all test test-clean-root bench run lint fuzz deps tree kernels kernel-x86_64 \
 	kernel-um kernel-stock kernel-kasan guest-tests selftests-vm images clean FORCE \
-	gdb-uml gdb-kernel gdb-attach bisect-check
+	gdb-uml gdb-kernel gdb-attach bisect-check help
+help:
+	@sed -n 's/^#> \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 all: kernels images
 
 deps:
@@ -186,5 +198,7 @@ bisect-check: tree images
 lint: tree
 	@scripts/lint $(TREE) $(PATCHES)
 
+# build/dev/ is the working tree README tells a developer to create
 clean:
-	rm -rf $(BUILD)
+	@[ ! -d $(BUILD) ] || find $(BUILD) -mindepth 1 -maxdepth 1 ! -name dev -exec rm -rf {} +
+	@echo "clean: $(BUILD) emptied$(if $(wildcard $(BUILD)/dev), but for $(BUILD)/dev)"
