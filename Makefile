@@ -120,12 +120,25 @@ $(GDBT): gdb/chgprot-fault.c $(KX)/arch/x86/boot/bzImage
 	@$(CC) -O2 -g -Wall -Werror -static -isystem $(KX)/usr/include -o $@.tmp $< && \
 		if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
+# The example of README's "Using MAP_CHGPROT in your own program"
+# (examples/chgprot-example.c): built like chgprot-fault, in both images
+# (/usr/local/bin).  make example runs it once in the QEMU guest.
+EXAMPLE := $(BUILD)/examples/chgprot-example
+$(EXAMPLE): examples/chgprot-example.c $(KX)/arch/x86/boot/bzImage
+	@mkdir -p $(@D)
+	@echo "examples: building chgprot-example"
+	@$(CC) -O2 -g -Wall -Werror -static -isystem $(KX)/usr/include -o $@.tmp $< && \
+		if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+.PHONY: example
+example: kernels images
+	@qemu/run -- chgprot-example
+
 $(ROOTFS_TAR): | deps
 	@mkdir -p $(CACHE)
 	@scripts/debootstrap-base $@
 
 GUEST_FILES := qemu/guest-init guest-tests/guest-run-tests scripts/mkimage $(ROOTFS_TAR) \
-	$(HM)/scatter-touch $(GDBT)
+	$(HM)/scatter-touch $(GDBT) $(EXAMPLE)
 $(IMG)/uml.img: $(GUEST_FILES) $(GT_STAMP)
 	@scripts/mkimage uml $(BUILD)
 $(IMG)/guest.img: $(IMG)/uml.img $(KU)/linux uml-rootfs/run-uml qemu/ctl-channel.sh $(GUEST_FILES) \
