@@ -122,7 +122,10 @@ $(GDBT): gdb/chgprot-fault.c $(KX)/arch/x86/boot/bzImage
 
 # The example of README's "Using MAP_CHGPROT in your own program"
 # (examples/chgprot-example.c): built like chgprot-fault, in both images
-# (/usr/local/bin).  make example runs it once in the QEMU guest.
+# (/usr/local/bin), where the guest test guest-tests/examples.c runs it at
+# every guest-tests level of scripts/test-levels and checks the way it
+# took (MAP_CHGPROT or the per-page fallback) against the level's.  make
+# example runs it once in the QEMU guest.
 EXAMPLE := $(BUILD)/examples/chgprot-example
 $(EXAMPLE): examples/chgprot-example.c $(KX)/arch/x86/boot/bzImage
 	@mkdir -p $(@D)
