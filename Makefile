@@ -12,6 +12,8 @@
 #>                   ends "N passed, N failed" (about 55 min warm, 80 cold)
 #> make run          a shell in the QEMU guest; run-uml in it starts UML
 #>                   (boot about 15 s)
+#> make example      build examples/chgprot-example.c, MAP_CHGPROT in a program
+#>                   of one's own, and run it in the QEMU guest (about 40 s)
 #> make gdb-uml      UML under gdb in the guest, on this terminal (ARGS=...)
 #> make gdb-kernel   the guest with QEMU's gdb stub (ARGS=...); then in a
 #>                   second terminal: make gdb-attach
