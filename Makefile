@@ -115,12 +115,17 @@ $(HM)/%: uml-rootfs/%.c
 
 # The program the gdb tests follow (gdb/chgprot-fault.c): MAP_CHGPROT from
 # the patched uapi headers, in both images.
-GDBT := $(BUILD)/gdb/chgprot-fault
-$(GDBT): gdb/chgprot-fault.c $(KX)/arch/x86/boot/bzImage
+# A static program against the patched uapi headers, replaced only when it
+# changed (the images depend on it); $(1) names it in the progress line.
+define uapi_prog
 	@mkdir -p $(@D)
-	@echo "gdb: building chgprot-fault"
+	@echo "$(1): building $(@F)"
 	@$(CC) -O2 -g -Wall -Werror -static -isystem $(KX)/usr/include -o $@.tmp $< && \
 		if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+endef
+GDBT := $(BUILD)/gdb/chgprot-fault
+$(GDBT): gdb/chgprot-fault.c $(KX)/arch/x86/boot/bzImage
+	$(call uapi_prog,gdb)
 
 # The example of README's "Using MAP_CHGPROT in your own program"
 # (examples/chgprot-example.c): built like chgprot-fault, in both images
@@ -130,10 +135,7 @@ $(GDBT): gdb/chgprot-fault.c $(KX)/arch/x86/boot/bzImage
 # example runs it once in the QEMU guest.
 EXAMPLE := $(BUILD)/examples/chgprot-example
 $(EXAMPLE): examples/chgprot-example.c $(KX)/arch/x86/boot/bzImage
-	@mkdir -p $(@D)
-	@echo "examples: building chgprot-example"
-	@$(CC) -O2 -g -Wall -Werror -static -isystem $(KX)/usr/include -o $@.tmp $< && \
-		if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+	$(call uapi_prog,examples)
 .PHONY: example
 example: kernels images
 	@qemu/run -- chgprot-example
