@@ -92,6 +92,14 @@ bool rfp_allows(int prot, enum rfp_access a);
  * mappings are executable whenever readable, so there exec follows read.
  */
 bool rfp_allows_here(int prot, enum rfp_access a);
+/*
+ * n pages for a layout of the long reclaim and migration tests, n / 4 in
+ * UML (EXPECT_LEVEL=uml), where every fault, every signal and every swap
+ * I/O of the guest goes through the host: a quarter still has every
+ * protection, scattered pgoffs and more than one page table, and the
+ * generic mm code under it is the QEMU level's, which runs all n.
+ */
+size_t rfp_level_pages(size_t n);
 
 /* The eight protections a page can have. */
 extern const int rfp_prots[8];

@@ -11,18 +11,24 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-#define NPAGES 4096		/* 16 MiB */
-#define NCONTROL 1024		/* pages of the compaction test's control */
+#define NPAGES 4096		/* 16 MiB, the most npages can be */
 #define BALLAST_RATIO 7
 #define COMPACT_ROUNDS 4
 #define PLACEMENTS 3		/* of the compaction test's pages */
-#define BALLAST ((NPAGES + NCONTROL) * BALLAST_RATIO * 4096UL)
 #define RW (PROT_READ | PROT_WRITE)
+
+/*
+ * The layout's pages: NPAGES, a quarter in UML (rfp_level_pages()), where
+ * the compaction test's ballast alone took two minutes; and the pages of
+ * the compaction test's control, a quarter of those.
+ */
+static size_t npages, ncontrol;
+#define ballast_bytes ((npages + ncontrol) * BALLAST_RATIO * 4096UL)
 
 /* The layout of rfp_swap.c: rfp_scatter_pgoff(), rfp_scatter_prot(). */
 static size_t lay_pgoff(size_t i)
 {
-	return rfp_scatter_pgoff(i, NPAGES);
+	return rfp_scatter_pgoff(i, npages);
 }
 
 static int lay_prot(size_t i)
@@ -38,7 +44,9 @@ FIXTURE(mg) {
 
 FIXTURE_SETUP(mg)
 {
-	ASSERT_EQ(0, rfp_area_open(&self->a, 0, NPAGES, 0, RW));
+	npages = rfp_level_pages(NPAGES);
+	ncontrol = npages / 4;
+	ASSERT_EQ(0, rfp_area_open(&self->a, 0, npages, 0, RW));
 	rfp_catch();
 }
 
@@ -55,21 +63,21 @@ static bool build(struct __test_metadata *_metadata, FIXTURE_DATA(mg) *self,
 		  bool fill)
 {
 	if (fill) {
-		ASSERT_EQ(0, rfp_pattern_fd(self->a.fd, 0, NPAGES, 0));
+		ASSERT_EQ(0, rfp_pattern_fd(self->a.fd, 0, npages, 0));
 	}
-	ASSERT_EQ(0, rfp_area_map(&self->a, NPAGES, RW, 0));
+	ASSERT_EQ(0, rfp_area_map(&self->a, npages, RW, 0));
 	RFP_FIRST_CHGPROT(return false, self->a.m, PS, lay_prot(0), lay_pgoff(0));
-	for (size_t i = 1; i < NPAGES; i++) {
+	for (size_t i = 1; i < npages; i++) {
 		ASSERT_EQ(0, rfp(self->a.m + i * PS, PS, lay_prot(i), lay_pgoff(i),
 				 MAP_CHGPROT))
 			TH_LOG("page %zu: %s", i, strerror(errno));
 	}
-	for (size_t i = 0; i < NPAGES; i++) {
+	for (size_t i = 0; i < npages; i++) {
 		ASSERT_EQ(0, rfp_touch(self->a.m + i * PS, lay_prot(i), self->a.self_mem))
 			TH_LOG("page %zu (prot %d) cannot be populated", i, lay_prot(i));
 	}
-	ASSERT_EQ(0, rfp_pagemap(self->a.m, NPAGES, self->pm0));
-	for (size_t i = 0; i < NPAGES; i++) {
+	ASSERT_EQ(0, rfp_pagemap(self->a.m, npages, self->pm0));
+	for (size_t i = 0; i < npages; i++) {
 		ASSERT_TRUE(self->pm0[i] & RFP_PM_PRESENT) TH_LOG("page %zu not present", i);
 	}
 	ASSERT_NE(0, RFP_PM_PFN(self->pm0[0])) TH_LOG("pagemap shows no PFNs (not root?)");
@@ -79,7 +87,7 @@ static bool build(struct __test_metadata *_metadata, FIXTURE_DATA(mg) *self,
 static void check_all(FIXTURE_DATA(mg) *self, bool rewrite, struct rfp_tally *t)
 {
 	memset(t, 0, sizeof(*t));
-	for (size_t i = 0; i < NPAGES; i++)
+	for (size_t i = 0; i < npages; i++)
 		rfp_check_page(t, self->a.m + i * PS, i, lay_pgoff(i), lay_prot(i),
 			       &self->a.gen[lay_pgoff(i)], rewrite, self->a.fd,
 			       self->a.self_mem);
@@ -164,7 +172,7 @@ static void *reader(void *arg)
 	unsigned char v;
 
 	while (t && !__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		for (size_t i = 0; i < NPAGES; i++) {
+		for (size_t i = 0; i < npages; i++) {
 			char *a = self->a.m + i * PS;
 			size_t bad = 0, pgoff = lay_pgoff(i);
 			int prot = lay_prot(i), code;
@@ -206,8 +214,21 @@ TEST_F_TIMEOUT(mg, compaction, 600)
 	static uint64_t pm2[NPAGES];
 	int rounds, placement;
 
-	lpm0 = calloc(NCONTROL, sizeof(*lpm0));
-	lpm1 = calloc(NCONTROL, sizeof(*lpm1));
+	/*
+	 * Off and without the feature, skip before the ballast, which takes
+	 * minutes in UML: MAP_CHGPROT on a page of a scratch mapping.
+	 */
+	fd = memfd_create("rfp_probe", 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, PS));
+	lin = mmap(NULL, PS, RW, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, lin);
+	close(fd);
+	RFP_FIRST_CHGPROT(return, lin, PS, PROT_READ, 0);
+	ASSERT_EQ(0, munmap(lin, PS));
+
+	lpm0 = calloc(ncontrol, sizeof(*lpm0));
+	lpm1 = calloc(ncontrol, sizeof(*lpm1));
 	ASSERT_NE(NULL, lpm0);
 	ASSERT_NE(NULL, lpm1);
 	for (placement = 1;; placement++) {
@@ -224,28 +245,28 @@ TEST_F_TIMEOUT(mg, compaction, 600)
 		 * ones (in most boots it moved half of the control's pages
 		 * or more).
 		 */
-		ballast = mmap(NULL, BALLAST, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ballast = mmap(NULL, ballast_bytes, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		ASSERT_NE(MAP_FAILED, ballast);
-		madvise(ballast, BALLAST, MADV_NOHUGEPAGE);
+		madvise(ballast, ballast_bytes, MADV_NOHUGEPAGE);
 		lfd = memfd_create("rfp_linear", 0);
 		ASSERT_LE(0, lfd);
-		ASSERT_EQ(0, ftruncate(lfd, NCONTROL * PS));
-		lin = mmap(NULL, NCONTROL * PS, RW, MAP_SHARED, lfd, 0);
+		ASSERT_EQ(0, ftruncate(lfd, ncontrol * PS));
+		lin = mmap(NULL, ncontrol * PS, RW, MAP_SHARED, lfd, 0);
 		ASSERT_NE(MAP_FAILED, lin);
-		for (size_t i = 0, b = 0; i < NPAGES; i++) {
+		for (size_t i = 0, b = 0; i < npages; i++) {
 			for (int k = 0; k < BALLAST_RATIO; k++)
 				ballast[b++ * PS] = 1;
 			ASSERT_EQ(0, rfp_pattern_fd(self->a.fd, i, 1, 0));
-			if (i % (NPAGES / NCONTROL))
+			if (i % (npages / ncontrol))
 				continue;
 			for (int k = 0; k < BALLAST_RATIO; k++)
 				ballast[b++ * PS] = 1;
-			lin[i / (NPAGES / NCONTROL) * PS] = 1;
+			lin[i / (npages / ncontrol) * PS] = 1;
 		}
 		if (!build(_metadata, self, false))
 			return;
-		ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm0));
-		ASSERT_EQ(0, munmap(ballast, BALLAST));
+		ASSERT_EQ(0, rfp_pagemap(lin, ncontrol, lpm0));
+		ASSERT_EQ(0, munmap(ballast, ballast_bytes));
 
 		mig0 = rfp_keyed("/proc/vmstat", "pgmigrate_success", ' ');
 		fail0 = rfp_keyed("/proc/vmstat", "pgmigrate_fail", ' ');
@@ -262,9 +283,9 @@ TEST_F_TIMEOUT(mg, compaction, 600)
 			EXPECT_EQ(1, write(fd, "1", 1))
 				TH_LOG("compact_memory: %s", strerror(errno));
 			close(fd);
-			ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm1));
-			pm_summarize(lpm0, lpm1, NCONTROL, mtype, &sl);
-			if (sl.moved >= NCONTROL / 4 || rounds == COMPACT_ROUNDS)
+			ASSERT_EQ(0, rfp_pagemap(lin, ncontrol, lpm1));
+			pm_summarize(lpm0, lpm1, ncontrol, mtype, &sl);
+			if (sl.moved >= (long)ncontrol / 4 || rounds == COMPACT_ROUNDS)
 				break;
 		}
 		__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
@@ -275,15 +296,15 @@ TEST_F_TIMEOUT(mg, compaction, 600)
 		mig1 = rfp_keyed("/proc/vmstat", "pgmigrate_success", ' ');
 		fail1 = rfp_keyed("/proc/vmstat", "pgmigrate_fail", ' ');
 
-		ASSERT_EQ(0, rfp_pagemap(self->a.m, NPAGES, self->pm1));
-		ASSERT_EQ(0, rfp_pagemap(lin, NCONTROL, lpm1));
-		pm_summarize(self->pm0, self->pm1, NPAGES, mtype, &s);
-		pm_summarize(lpm0, lpm1, NCONTROL, mtype, &sl);
-		TH_LOG("compaction (placement %d, %d rounds): %ld of %d nonlinear pages moved, "
+		ASSERT_EQ(0, rfp_pagemap(self->a.m, npages, self->pm1));
+		ASSERT_EQ(0, rfp_pagemap(lin, ncontrol, lpm1));
+		pm_summarize(self->pm0, self->pm1, npages, mtype, &s);
+		pm_summarize(lpm0, lpm1, ncontrol, mtype, &sl);
+		TH_LOG("compaction (placement %d, %d rounds): %ld of %zu nonlinear pages moved, "
 		       "%ld more left not present, %ld swap-type entries; linear control: "
-		       "%ld of %d moved; reader: %lu page checks; migration types from %d",
-		       placement, rounds, s.moved, NPAGES, NPAGES - s.present, s.swap,
-		       sl.moved, NCONTROL, rt->pages, mtype);
+		       "%ld of %zu moved; reader: %lu page checks; migration types from %d",
+		       placement, rounds, s.moved, npages, (long)npages - s.present, s.swap,
+		       sl.moved, ncontrol, rt->pages, mtype);
 		TH_LOG("PFNs: nonlinear %#llx-%#llx -> %#llx-%#llx, linear %#llx-%#llx -> %#llx-%#llx",
 		       s.pfn_min0, s.pfn_max0, s.pfn_min1, s.pfn_max1,
 		       sl.pfn_min0, sl.pfn_max0, sl.pfn_min1, sl.pfn_max1);
@@ -297,18 +318,18 @@ TEST_F_TIMEOUT(mg, compaction, 600)
 		 * four compactions moved 27 of the control's 1024 pages (the
 		 * next placement: 857).  Place them again, a few times at most.
 		 */
-		if (sl.moved >= NCONTROL / 4 || placement == PLACEMENTS)
+		if (sl.moved >= (long)ncontrol / 4 || placement == PLACEMENTS)
 			break;
 		EXPECT_EQ(0, s.migration) TH_LOG("migration entries left (type %u)", s.last_type);
 		check_all(self, false, &t);
 		RFP_EXPECT_CLEAN(&t, "after compaction");
 		free(rt);
 		rt = NULL;
-		ASSERT_EQ(0, munmap(self->a.m, NPAGES * PS));
+		ASSERT_EQ(0, munmap(self->a.m, npages * PS));
 		self->a.m = NULL;
 		ASSERT_EQ(0, fallocate(self->a.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				       0, NPAGES * PS));
-		ASSERT_EQ(0, munmap(lin, NCONTROL * PS));
+				       0, npages * PS));
+		ASSERT_EQ(0, munmap(lin, ncontrol * PS));
 		close(lfd);
 	}
 	EXPECT_EQ(0, s.migration) TH_LOG("migration entries left (type %u)", s.last_type);
@@ -326,8 +347,8 @@ TEST_F_TIMEOUT(mg, compaction, 600)
 	 */
 	check_all(self, true, &t);
 	RFP_EXPECT_CLEAN(&t, "after compaction");
-	ASSERT_EQ(0, rfp_pagemap(self->a.m, NPAGES, pm2));
-	for (size_t i = 0; i < NPAGES; i++)
+	ASSERT_EQ(0, rfp_pagemap(self->a.m, npages, pm2));
+	for (size_t i = 0; i < npages; i++)
 		if (!(self->pm1[i] & RFP_PM_PRESENT) && (pm2[i] & RFP_PM_PRESENT) &&
 		    RFP_PM_PFN(pm2[i]) != RFP_PM_PFN(self->pm0[i]))
 			refaulted_moved++;
@@ -337,7 +358,7 @@ TEST_F_TIMEOUT(mg, compaction, 600)
 	free(rt);
 	free(lpm0);
 	free(lpm1);
-	munmap(lin, NCONTROL * PS);
+	munmap(lin, ncontrol * PS);
 	close(lfd);
 }
 
@@ -368,7 +389,7 @@ static void mp_compare(const int *status, const int *want, struct mp_count *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->first = c->first_none = -1;
-	for (size_t i = 0; i < NPAGES; i++) {
+	for (size_t i = 0; i < npages; i++) {
 		bool none = lay_prot(i) == PROT_NONE;
 
 		c->none += none;
@@ -420,27 +441,27 @@ TEST_F_TIMEOUT(mg, move_pages, 120)
 		return;
 	RFP_NEED_TWO_NODES();
 
-	for (size_t i = 0; i < NPAGES; i++)
+	for (size_t i = 0; i < npages; i++)
 		pages[i] = self->a.m + i * PS;
-	ASSERT_EQ(0, move_pages(NPAGES, pages, NULL, status)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, move_pages(npages, pages, NULL, status)) TH_LOG("%s", strerror(errno));
 	mp_compare(status, NULL, &c);
 	MP_EXPECT(&c, status, NULL, "query before moving");
-	for (size_t i = 0; i < NPAGES; i++) {
+	for (size_t i = 0; i < npages; i++) {
 		nodes[i] = status[i] == 1 ? 0 : 1;
 		to1 += nodes[i];
 	}
 
-	ASSERT_EQ(0, move_pages(NPAGES, pages, nodes, status)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, move_pages(npages, pages, nodes, status)) TH_LOG("%s", strerror(errno));
 	mp_compare(status, nodes, &c);
 	TH_LOG("move_pages: %ld pages sent to node 1, %ld to node 0: %ld where sent "
-	       "(%ld PROT_NONE pages, %ld of them not)", to1, NPAGES - to1, c.ok, c.none,
+	       "(%ld PROT_NONE pages, %ld of them not)", to1, (long)npages - to1, c.ok, c.none,
 	       c.bad_none);
 	MP_EXPECT(&c, status, nodes, "move_pages status");
-	present = rfp_present(self->a.m, NPAGES);
+	present = rfp_present(self->a.m, npages);
 	/* a query finds present pages only: touch them all (checking them) */
 	check_all(self, true, &t);
 	RFP_EXPECT_CLEAN(&t, "after move_pages");
-	ASSERT_EQ(0, move_pages(NPAGES, pages, NULL, status));
+	ASSERT_EQ(0, move_pages(npages, pages, NULL, status));
 	mp_compare(status, nodes, &c);
 	TH_LOG("after move_pages: %ld pages present; once touched, %ld found where sent",
 	       present, c.ok);
@@ -448,12 +469,12 @@ TEST_F_TIMEOUT(mg, move_pages, 120)
 
 	/* mbind() refuses a nonlinear VMA (rfp_mlock.c) and moves nothing */
 	errno = 0;
-	EXPECT_EQ(-1, syscall(SYS_mbind, self->a.m, NPAGES * PS, MPOL_BIND, &mask,
+	EXPECT_EQ(-1, syscall(SYS_mbind, self->a.m, npages * PS, MPOL_BIND, &mask,
 			      sizeof(mask) * 8, MPOL_MF_MOVE));
 	EXPECT_EQ(EINVAL, errno);
 	check_all(self, true, &t);
 	RFP_EXPECT_CLEAN(&t, "after mbind");
-	ASSERT_EQ(0, move_pages(NPAGES, pages, NULL, status));
+	ASSERT_EQ(0, move_pages(npages, pages, NULL, status));
 	mp_compare(status, nodes, &c);
 	MP_EXPECT(&c, status, nodes, "query after mbind");
 }

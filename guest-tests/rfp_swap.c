@@ -18,7 +18,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#define NPAGES 4096		/* 16 MiB: VMA and memfd */
+/* 16 MiB: VMA and memfd; in UML a quarter (rfp_level_pages()) */
+#define NPAGES 4096
 #define FORK_PAGES 2048		/* for the fork variant, to bound its time */
 #define RW (PROT_READ | PROT_WRITE)
 
@@ -150,20 +151,21 @@ FIXTURE_TEARDOWN(sw)
  * come back: data of the right file page, SEGV_ACCERR at the address for
  * each denied read, write and exec, writes reaching the file.  A second
  * pageout and pass shows the pages written back to swap the same way.
- * Two swap-ins of 16 MiB from UML's ubd swap under TCG take about two
- * minutes on an idle 2-core machine: the timeout leaves room for a slower
- * one, not for a hang.
+ * Two swap-ins of 16 MiB from UML's ubd swap under TCG took about two
+ * minutes on an idle 2-core machine, hence a quarter there; the timeout
+ * leaves room for a slower machine, not for a hang.
  */
 TEST_F_TIMEOUT(sw, swap_round_trip, 300)
 {
+	size_t n = rfp_level_pages(NPAGES);
 	struct rfp_tally t;
 
-	if (!lay_build(_metadata, &self->l, NPAGES))
+	if (!lay_build(_metadata, &self->l, n))
 		return;
-	pageout(_metadata, self->l.m, NPAGES, "first");
+	pageout(_metadata, self->l.m, n, "first");
 	lay_check(&self->l, true, &t);
 	RFP_EXPECT_CLEAN(&t, "after swap-in");
-	pageout(_metadata, self->l.m, NPAGES, "second");
+	pageout(_metadata, self->l.m, n, "second");
 	lay_check(&self->l, false, &t);
 	RFP_EXPECT_CLEAN(&t, "after the second swap-in");
 }
@@ -176,14 +178,15 @@ TEST_F_TIMEOUT(sw, swap_round_trip, 300)
  */
 TEST_F_TIMEOUT(sw, swap_round_trip_fork, 120)
 {
+	size_t n = rfp_level_pages(FORK_PAGES);
 	struct rfp_area *l = &self->l;
 	struct rfp_tally t;
 	int st;
 	pid_t pid;
 
-	if (!lay_build(_metadata, l, FORK_PAGES))
+	if (!lay_build(_metadata, l, n))
 		return;
-	pageout(_metadata, l->m, FORK_PAGES, "before fork");
+	pageout(_metadata, l->m, n, "before fork");
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -199,10 +202,10 @@ TEST_F_TIMEOUT(sw, swap_round_trip_fork, 120)
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	ASSERT_EQ(0, st) TH_LOG("child status %#x", st);
 	/* the child wrote the next generation through every writable page */
-	for (size_t i = 0; i < FORK_PAGES; i++)
+	for (size_t i = 0; i < n; i++)
 		if (rfp_allows(lay_prot(i), RFP_WRITE))
-			l->gen[lay_pgoff(i, FORK_PAGES)]++;
-	EXPECT_GE(FORK_PAGES / 10, rfp_present(l->m, FORK_PAGES))
+			l->gen[lay_pgoff(i, n)]++;
+	EXPECT_GE((long)n / 10, rfp_present(l->m, n))
 		TH_LOG("the parent's entries are present: not paged out, or filled by the child?");
 	lay_check(l, false, &t);
 	RFP_EXPECT_CLEAN(&t, "parent after the child");
@@ -214,15 +217,16 @@ TEST_F_TIMEOUT(sw, swap_round_trip_fork, 120)
  */
 TEST_F_TIMEOUT(sw, dontneed_keeps, 120)
 {
+	size_t n = rfp_level_pages(NPAGES);
 	struct rfp_tally t;
 
-	if (!lay_build(_metadata, &self->l, NPAGES))
+	if (!lay_build(_metadata, &self->l, n))
 		return;
-	EXPECT_LE(NPAGES * 9 / 10, rfp_present(self->l.m, NPAGES));
-	ASSERT_EQ(0, madvise(self->l.m, NPAGES * PS, MADV_DONTNEED));
-	EXPECT_EQ(0, rfp_present(self->l.m, NPAGES));
+	EXPECT_LE((long)n * 9 / 10, rfp_present(self->l.m, n));
+	ASSERT_EQ(0, madvise(self->l.m, n * PS, MADV_DONTNEED));
+	EXPECT_EQ(0, rfp_present(self->l.m, n));
 	/* the file pages stay in the page cache */
-	EXPECT_LE(NPAGES * 9 / 10, rfp_resident(self->l.m, NPAGES));
+	EXPECT_LE((long)n * 9 / 10, rfp_resident(self->l.m, n));
 	lay_check(&self->l, true, &t);
 	RFP_EXPECT_CLEAN(&t, "after MADV_DONTNEED");
 }
@@ -235,6 +239,23 @@ TEST_F_TIMEOUT(sw, dontneed_keeps, 120)
 #define MEMCG_RUN_MS 3000	/* touch pages at least this long */
 #define MEMCG_MIN_TOUCHES 1000	/* and at least this often ... */
 #define MEMCG_MAX_MS 60000	/* ... unless this runs out (UML under TCG) */
+
+/*
+ * Those sizes, halved in UML (rfp_level_pages()), where the whole test
+ * came close to its timeout on a loaded machine: the same pressure, four
+ * times the limit.
+ */
+static size_t memcg_pages, memcg_limit;
+static long memcg_min_touches;
+
+static void memcg_sizes(void)
+{
+	int shift = rfp_level_pages(NPAGES) < NPAGES;
+
+	memcg_pages = MEMCG_PAGES >> shift;
+	memcg_limit = MEMCG_LIMIT >> shift;
+	memcg_min_touches = MEMCG_MIN_TOUCHES >> shift;
+}
 
 static long ms_since(const struct timespec *t0)
 {
@@ -269,7 +290,7 @@ cg_child(struct __test_metadata *_metadata, const char *cg, struct cg_report *re
 
 	_metadata->passed = 1;	/* the child's own verdict */
 	rfp_catch();
-	if (rfp_area_open(&l, MEMCG_PAGES, MEMCG_PAGES, MEMCG_PAGES, RW))
+	if (rfp_area_open(&l, memcg_pages, memcg_pages, memcg_pages, RW))
 		_exit(2);
 	for (size_t i = 0; i < l.n; i++)
 		if (rfp(l.m + i * PS, PS, lay_prot(i), lay_pgoff(i, l.n),
@@ -278,7 +299,7 @@ cg_child(struct __test_metadata *_metadata, const char *cg, struct cg_report *re
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (ms_since(&t0) < MEMCG_RUN_MS ||
-	       (rep->touches < MEMCG_MIN_TOUCHES && ms_since(&t0) < MEMCG_MAX_MS)) {
+	       (rep->touches < memcg_min_touches && ms_since(&t0) < MEMCG_MAX_MS)) {
 		for (int k = 0; k < 64; k++) {
 			size_t i, pgoff;
 			int prot;
@@ -323,7 +344,8 @@ cg_child(struct __test_metadata *_metadata, const char *cg, struct cg_report *re
 
 /*
  * A child in a memory cgroup limited to 4 MiB works on a 16 MiB converted
- * memfd (all of it at nonlinear addresses, mixed protections) for 3 s:
+ * memfd (all of it at nonlinear addresses, mixed protections) for 3 s
+ * (in UML 2 MiB, 8 MiB):
  * the limit can only hold by reclaiming those pages, and every page must
  * come back right.
  */
@@ -337,6 +359,7 @@ TEST_F_TIMEOUT(sw, memcg_pressure, 240)
 	int fd = rfp_memfd(2);
 	char *m;
 
+	memcg_sizes();
 	/* the level check, on a memfd of the test itself */
 	ASSERT_LE(0, fd);
 	m = mmap(NULL, 2 * PS, RW, MAP_SHARED, fd, 0);
@@ -360,7 +383,7 @@ TEST_F_TIMEOUT(sw, memcg_pressure, 240)
 
 	rep = mmap(NULL, PS, RW, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	snprintf(path, sizeof(path), "%s/memory.max", cg);
-	snprintf(buf, sizeof(buf), "%lu", MEMCG_LIMIT);
+	snprintf(buf, sizeof(buf), "%zu", memcg_limit);
 	if (rep == MAP_FAILED || rfp_write_str(path, buf) || pipe(go)) {
 		rmdir(cg);
 		ASSERT_TRUE(false) TH_LOG("cgroup setup: %s", strerror(errno));
@@ -397,9 +420,9 @@ TEST_F_TIMEOUT(sw, memcg_pressure, 240)
 	pgsteal = rfp_keyed(path, "pgsteal", ' ');
 	EXPECT_EQ(0, rmdir(cg)) TH_LOG("rmdir %s: %s", cg, strerror(errno));
 
-	TH_LOG("child: %ld touches (%ld writes, %ld denied), resident %ld of %d pages, "
+	TH_LOG("child: %ld touches (%ld writes, %ld denied), resident %ld of %zu pages, "
 	       "swap.current %ld kB; cgroup: max %ld, oom_kill %ld, pgscan %ld, pgsteal %ld",
-	       rep->touches, rep->writes, rep->denied, rep->resident, MEMCG_PAGES,
+	       rep->touches, rep->writes, rep->denied, rep->resident, memcg_pages,
 	       rep->swap_current >> 10, max_events, oom_kill, pgscan, pgsteal);
 	ASSERT_LT(0, pid);
 	EXPECT_EQ(0, st) TH_LOG("child status %#x (exit 1: wrong data or faults; 2-5: setup; "
@@ -407,13 +430,13 @@ TEST_F_TIMEOUT(sw, memcg_pressure, 240)
 	EXPECT_EQ(0, oom_kill);
 	EXPECT_LT(0, max_events);
 	/* 16 MiB through 4 MiB: at least 12 MiB were reclaimed */
-	EXPECT_LE((long)(MEMCG_PAGES - MEMCG_LIMIT / PS), pgsteal);
+	EXPECT_LE((long)(memcg_pages - memcg_limit / PS), pgsteal);
 	EXPECT_LE(pgsteal, pgscan);
 	/* the nonlinear pages were really out: 4 MiB can hold 1024 */
 	EXPECT_LE(0, rep->resident);
-	EXPECT_GE((long)(MEMCG_LIMIT / PS), rep->resident);
-	EXPECT_LE((long)(MEMCG_PAGES * PS / 2), rep->swap_current);
-	EXPECT_LE(MEMCG_MIN_TOUCHES, rep->touches);
+	EXPECT_GE((long)(memcg_limit / PS), rep->resident);
+	EXPECT_LE((long)(memcg_pages * PS / 2), rep->swap_current);
+	EXPECT_LE(memcg_min_touches, rep->touches);
 	munmap(rep, PS);
 }
 
@@ -454,32 +477,33 @@ static double time_pageout(struct __test_metadata *_metadata, char *map, size_t 
  */
 TEST_F_TIMEOUT(sw, reclaim_rate, 120)
 {
+	size_t n = rfp_level_pages(RATE_PAGES);
 	struct rfp_area *l = &self->l;
 	double tn, tl;
 	long walks;
 	char *lin;
 	int fd;
 
-	if (!lay_build(_metadata, l, RATE_PAGES))
+	if (!lay_build(_metadata, l, n))
 		return;
-	fd = rfp_memfd(RATE_PAGES);
+	fd = rfp_memfd(n);
 	ASSERT_LE(0, fd);
-	lin = mmap(NULL, RATE_PAGES * PS, RW, MAP_SHARED, fd, 0);
+	lin = mmap(NULL, n * PS, RW, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, lin);
-	for (size_t i = 0; i < RATE_PAGES; i++)
+	for (size_t i = 0; i < n; i++)
 		(void)*(volatile char *)(lin + i * PS);
 
-	tl = time_pageout(_metadata, lin, RATE_PAGES, "linear");
+	tl = time_pageout(_metadata, lin, n, "linear");
 	walks = rfp_rmap_walks();
-	tn = time_pageout(_metadata, l->m, RATE_PAGES, "nonlinear");
+	tn = time_pageout(_metadata, l->m, n, "nonlinear");
 	/* no page is at two addresses: rmap finds each through the index */
 	if (walks >= 0)
 		EXPECT_EQ(walks, rfp_rmap_walks())
 			TH_LOG("reclaim walked whole VMAs");
-	TH_LOG("reclaim: nonlinear %d pages in %.1f ms (%.0f pages/s), linear %d pages in %.1f ms (%.0f pages/s), ratio %.2f",
-	       RATE_PAGES, tn, RATE_PAGES / tn * 1e3, RATE_PAGES, tl,
-	       RATE_PAGES / tl * 1e3, tn / tl);
-	munmap(lin, RATE_PAGES * PS);
+	TH_LOG("reclaim: nonlinear %zu pages in %.1f ms (%.0f pages/s), linear %zu pages in %.1f ms (%.0f pages/s), ratio %.2f",
+	       n, tn, n / tn * 1e3, n, tl,
+	       n / tl * 1e3, tn / tl);
+	munmap(lin, n * PS);
 	close(fd);
 }
 
