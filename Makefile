@@ -162,8 +162,8 @@ test: kernel-kasan images
 	@scripts/host-run-tests-kasan
 else
 # The stock kernel is not a prerequisite: scripts/host-run-tests builds it
-# (make kernel-stock, niced) while the first two boots run, which leave
-# most of one CPU idle under TCG, and waits for it before the stock boot.
+# (make kernel-stock, niced) and boots it beside the first two boots,
+# which leave most of one CPU idle under TCG.
 test: kernels images
 	@scripts/host-run-tests
 endif
