@@ -40,10 +40,16 @@
 #>                   (/var/cache/manyprots, CACHE=DIR)
 #> make help         this text
 
-BUILD ?= $(CURDIR)/build
+# KVER: the kernel, 6.1 (the default) or 6.12 (scripts/kver.sh): its
+# series in patches/KVER, its build in build/ (6.1) or build/6.12
+KVER ?= 6.1
+ifeq ($(filter 6.1 6.12,$(KVER)),)
+$(error KVER=$(KVER): want 6.1 or 6.12)
+endif
+BUILD ?= $(CURDIR)/build$(if $(filter 6.12,$(KVER)),/6.12)
 CACHE ?= $(shell MANYPROTS_CACHE= . ./scripts/cache.sh && echo "$$cache")
 MANYPROTS_CACHE := $(CACHE)
-export BUILD MANYPROTS_CACHE
+export BUILD MANYPROTS_CACHE KVER
 
 TREE := $(BUILD)/linux
 KX := $(BUILD)/x86_64
@@ -52,7 +58,9 @@ KS := $(BUILD)/x86_64-stock
 KK := $(BUILD)/x86_64-kasan
 IMG := $(BUILD)/images
 ROOTFS_TAR := $(CACHE)/bookworm-minbase.tar
-PATCHES := $(shell scripts/list-entries patches/series 2>/dev/null)
+PATCHES := $(shell scripts/list-entries patches/$(KVER)/series 2>/dev/null)
+# the tree's vm selftests directory (mm since 6.3) and what the guest runs
+SVLIST := selftests/$(if $(filter 6.1,$(KVER)),vm,mm).list
 
 .PHONY: all test test-clean-root bench run lint fuzz deps tree kernels kernel-x86_64 \
 	kernel-um kernel-stock kernel-kasan guest-tests selftests-vm images clean FORCE \
@@ -100,8 +108,8 @@ $(GT_STAMP): $(KX)/arch/x86/boot/bzImage FORCE
 # list changed (scripts/build-selftests-vm).
 SV_STAMP := $(BUILD)/selftests-vm/.stamp
 selftests-vm: $(SV_STAMP)
-$(SV_STAMP): $(KX)/arch/x86/boot/bzImage selftests/vm.list FORCE
-	@scripts/build-selftests-vm $(TREE) $(KX)/usr/include $(BUILD)/selftests-vm selftests/vm.list
+$(SV_STAMP): $(KX)/arch/x86/boot/bzImage $(SVLIST) FORCE
+	@scripts/build-selftests-vm $(TREE) $(KX)/usr/include $(BUILD)/selftests-vm $(SVLIST)
 
 # UML as a host client of remap_file_pages(MAP_CHGPROT), checked from the
 # QEMU guest (uml-rootfs/hostmm-check): the workload UML runs goes into
@@ -218,7 +226,8 @@ bisect-check: tree images
 lint: tree
 	@scripts/lint $(TREE) $(PATCHES)
 
-# build/dev/ is the working tree README tells a developer to create
+# build/dev/ is the working tree README tells a developer to create;
+# build/6.12 is KVER=6.12's build
 clean:
-	@[ ! -d $(BUILD) ] || find $(BUILD) -mindepth 1 -maxdepth 1 ! -name dev -exec rm -rf {} +
+	@[ ! -d $(BUILD) ] || find $(BUILD) -mindepth 1 -maxdepth 1 ! -name dev ! -name 6.12 -exec rm -rf {} +
 	@echo "clean: $(BUILD) emptied$(if $(wildcard $(BUILD)/dev), but for $(BUILD)/dev)"
