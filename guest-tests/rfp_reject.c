@@ -23,6 +23,9 @@
 #ifndef PROT_SEM
 #define PROT_SEM 0x8	/* asm-generic/mman-common.h */
 #endif
+#ifndef SYS_mseal
+#define SYS_mseal 462	/* x86-64 and UML, since 6.10 */
+#endif
 
 #define NPG 8		/* pages a snapshot covers */
 #define FPG 16		/* pages of the area's memfd */
@@ -319,6 +322,25 @@ TEST_F(rej, into_same_file_vma)
 	area_resnap(_metadata, &self->a);
 	EXPECT_REJECTED(EINVAL, rfp(self->a.m + 6 * PS, 4 * PS, PROT_READ, 6,
 				    MAP_CHGPROT));
+	expect_unchanged(_metadata, &self->a.r, &self->a.before);
+}
+
+/*
+ * A sealed VMA (mseal(2), since 6.10): every MAP_CHGPROT call is EPERM, as
+ * mprotect() is, whether it would change anything or not.  Kernels before
+ * mseal() skip.  The sealed VMA stays mapped (munmap() is refused too).
+ */
+TEST_F(rej, sealed)
+{
+	RFP_NEED_MANYPROTS(return);
+	if (syscall(SYS_mseal, self->a.m, NPG * PS, 0))
+		SKIP(return, "no mseal() here: %s", strerror(errno));
+	EXPECT_REJECTED(EPERM, mprotect(self->a.m, PS, PROT_READ));
+	EXPECT_REJECTED(EPERM, rfp(self->a.m, PS, PROT_READ, 3, MAP_CHGPROT));
+	EXPECT_REJECTED(EPERM, rfp(self->a.m + PS, PS, PROT_READ | PROT_WRITE, 1,
+				   MAP_CHGPROT));
+	EXPECT_REJECTED(EPERM, rfp(self->a.m, NPG * PS, PROT_READ | PROT_WRITE, 0,
+				   MAP_CHGPROT));
 	expect_unchanged(_metadata, &self->a.r, &self->a.before);
 }
 
