@@ -40,6 +40,19 @@
  */
 #ifndef RFP_LIBRARY
 #include "kselftest_harness.h"
+/*
+ * A test's verdict so far: _metadata->passed in 6.1's harness, exit_code
+ * (__test_passed()) since 6.9's, which also brought
+ * FIXTURE_TEARDOWN_PARENT.  RFP_PASS() starts a forked child's verdict
+ * afresh.
+ */
+#ifdef FIXTURE_TEARDOWN_PARENT
+#define RFP_PASSED(m)	__test_passed(m)
+#define RFP_PASS(m)	((m)->exit_code = KSFT_PASS)
+#else
+#define RFP_PASSED(m)	((m)->passed)
+#define RFP_PASS(m)	((m)->passed = 1)
+#endif
 #endif
 
 #ifndef MAP_CHGPROT

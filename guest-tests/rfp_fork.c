@@ -233,7 +233,7 @@ chain(struct __test_metadata *_metadata, FIXTURE_DATA(fk) *self, int level,
 		EXPECT_EQ(pid, waitpid(pid, &st, 0));
 		EXPECT_EQ(0, st) TH_LOG("level %d: status %#x", level + 1, st);
 	}
-	_exit(_metadata->passed ? 0 : 1);
+	_exit(RFP_PASSED(_metadata) ? 0 : 1);
 }
 
 /*
@@ -301,7 +301,7 @@ TEST_F(fk, exec_cleans_up)
 		if (m == MAP_FAILED || apply(m, 0) || populate(m, self->shadow))
 			_exit(2);
 		check_layout(_metadata, m, self->shadow);
-		if (!_metadata->passed)
+		if (!RFP_PASSED(_metadata))
 			_exit(1);
 		close(fd);
 		close(self->a.fd);

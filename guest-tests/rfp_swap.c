@@ -190,14 +190,14 @@ TEST_F_TIMEOUT(sw, swap_round_trip_fork, 120)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		_metadata->passed = 1;	/* the child's own verdict */
+		RFP_PASS(_metadata);	/* the child's own verdict */
 		close(l->self_mem);
 		l->self_mem = open("/proc/self/mem", O_RDWR);
 		if (l->self_mem < 0)
 			_exit(2);
 		lay_check(l, true, &t);
 		RFP_EXPECT_CLEAN(&t, "child");
-		_exit(_metadata->passed ? 0 : 1);
+		_exit(RFP_PASSED(_metadata) ? 0 : 1);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	ASSERT_EQ(0, st) TH_LOG("child status %#x", st);
@@ -288,7 +288,7 @@ cg_child(struct __test_metadata *_metadata, const char *cg, struct cg_report *re
 	uint64_t x = 0x2545f4914f6cdd1dULL;
 	char path[256];
 
-	_metadata->passed = 1;	/* the child's own verdict */
+	RFP_PASS(_metadata);	/* the child's own verdict */
 	rfp_catch();
 	if (rfp_area_open(&l, memcg_pages, memcg_pages, memcg_pages, RW))
 		_exit(2);
@@ -339,7 +339,7 @@ cg_child(struct __test_metadata *_metadata, const char *cg, struct cg_report *re
 
 	lay_check(&l, false, &t);
 	RFP_EXPECT_CLEAN(&t, "every page after the loop");
-	_exit(_metadata->passed ? 0 : 1);
+	_exit(RFP_PASSED(_metadata) ? 0 : 1);
 }
 
 /*
@@ -573,7 +573,7 @@ TEST_F_TIMEOUT(sw, rmap_bytes, 120)
 
 	lin = rmap_memfd(_metadata, RMAP_CONTROL, &fdl);
 	nl = rmap_memfd(_metadata, RMAP_PAGES, &fdn);
-	ASSERT_TRUE(_metadata->passed);
+	ASSERT_TRUE(RFP_PASSED(_metadata));
 	/* let caches and slabs settle: drop what page cache can go */
 	sync();
 	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
