@@ -19,6 +19,14 @@ static const struct {
 	{ MADV_REMOVE, "REMOVE", 6 },
 };
 
+/* madvise() of page s on one side: its result and errno */
+static void madvise_side(struct fz *z, int side, size_t s, int adv, int ret[2], int err[2])
+{
+	errno = 0;
+	ret[side] = madvise(at(z, side, s), PS, adv);
+	err[side] = ret[side] ? errno : 0;
+}
+
 /* madvise() of pages [s, s + k) on both sides: results and errnos */
 static void madvise_both(struct fz *z, size_t s, size_t k, int adv, int ret[2], int err[2])
 {
@@ -180,23 +188,62 @@ bool op_clear_refs(struct fz *z)
 }
 
 /*
+ * The SIGBUS a MADV_HWPOISON call gets: since 6.6 the kernel reports the
+ * poisoning of a page the caller maps as an action-required memory error
+ * (BUS_MCEERR_AR at the page), where 6.1 sent nothing to a late-kill
+ * process.  Both sides must get the same, at the same place in the page.
+ */
+static volatile sig_atomic_t hw_bus;
+static volatile int hw_code;
+static void *volatile hw_addr;
+
+static void on_hw_bus(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	hw_bus++;
+	hw_code = si->si_code;
+	hw_addr = si->si_addr;
+}
+
+/*
  * MADV_HWPOISON of the frame behind page i on both sides (each poisons a
  * frame for the rest of the boot: a few per run).  The page is made
  * present and dirty first where its protection lets it.
  */
 bool op_hwpoison(struct fz *z)
 {
+	struct sigaction sa = { .sa_sigaction = on_hw_bus, .sa_flags = SA_SIGINFO }, old;
 	size_t i = pick_page(z);
-	int ret[2], err[2];
+	int ret[2], err[2], bus[2], code[2];
+	long off[2];
 
 	if (!z->pg[i].mapped)
 		return true;
 	note(z, "MADV_HWPOISON page %zu (pgoff %#lx)", i, z->pg[i].pgoff);
 	if (!cmp_probe(z, i, allows(z, z->pg[i].prot, RFP_WRITE) ? P_WRITE64 : P_READ))
 		return false;
-	madvise_both(z, i, 1, MADV_HWPOISON, ret, err);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old);
+	for (int side = SA; side <= SB; side++) {
+		hw_bus = 0;
+		hw_code = 0;
+		hw_addr = NULL;
+		madvise_side(z, side, i, MADV_HWPOISON, ret, err);
+		bus[side] = hw_bus;
+		code[side] = hw_code;
+		off[side] = hw_bus ? (char *)hw_addr - at(z, side, i) : 0;
+	}
+	sigaction(SIGBUS, &old, NULL);
 	more(z, ": A %d %s, B %d %s", ret[SA], ret[SA] ? strerror(err[SA]) : "",
 	     ret[SB], ret[SB] ? strerror(err[SB]) : "");
+	if (bus[SA] || bus[SB])
+		more(z, "; SIGBUS A %d (code %d, +%ld), B %d (code %d, +%ld)", bus[SA], code[SA],
+		     off[SA], bus[SB], code[SB], off[SB]);
+	if (bus[SA] != bus[SB] || code[SA] != code[SB] || off[SA] != off[SB])
+		return fail(z, "MADV_HWPOISON page %zu: SIGBUS A %d (code %d at +%ld), "
+			    "B %d (code %d at +%ld)", i, bus[SA], code[SA], off[SA],
+			    bus[SB], code[SB], off[SB]);
 	if (ret[SA] && ret[SB] && err[SA] == err[SB] && (err[SA] == EINVAL || err[SA] == EPERM)) {
 		more(z, " (%s: no more)", strerror(err[SA]));
 		z->hw_left = 0;
