@@ -9,7 +9,7 @@
 #>                   and plots (about 25 min after the builds; QUICK=1: 5 min)
 #> make test         build everything, run every test in three QEMU boots (the
 #>                   series on, manyprots=off, stock 6.1) and UML inside them;
-#>                   ends "N passed, N failed" (about 55 min warm, 80 cold)
+#>                   ends "N passed, N failed" (cold about 50 min, warm less)
 #> make run          a shell in the QEMU guest; run-uml in it starts UML
 #>                   (boot about 15 s)
 #> make example      build examples/chgprot-example.c, MAP_CHGPROT in a program
