@@ -6,7 +6,8 @@
 #
 #> make bench        the main job: one VMA per page against one collapsed VMA,
 #>                   in the QEMU guest and in UML inside it; build/bench/REPORT.md
-#>                   and plots (about 25 min after the builds; QUICK=1: 5 min)
+#>                   and plots (about an hour after the builds; QUICK=1: 5 min);
+#>                   on release kernels (KERNEL=debug: the test kernels)
 #> make test         build everything, run every test in three QEMU boots (the
 #>                   series on, manyprots=off, stock 6.1) and UML inside them;
 #>                   ends "N passed, N failed" (cold about 50 min, warm less)
@@ -32,6 +33,9 @@
 #> make kernels      build/x86_64 and build/um (cold about 10 and 7 min with
 #>                   ccache empty, seconds when nothing changed)
 #> make kernel-stock the stock 6.1 baseline, build/x86_64-stock (cold 10 min)
+#> make kernel-release  the release guest kernel and UML make bench boots,
+#>                   build/x86_64-release and build/um-release (cold about
+#>                   6 and 4 min)
 #> make images       the guest and UML images (4 min the first time)
 #> make tree         extract linux-source-6.1 into build/linux and apply the
 #>                   series (1 min)
@@ -56,6 +60,8 @@ KX := $(BUILD)/x86_64
 KU := $(BUILD)/um
 KS := $(BUILD)/x86_64-stock
 KK := $(BUILD)/x86_64-kasan
+KR := $(BUILD)/x86_64-release
+KUR := $(BUILD)/um-release
 IMG := $(BUILD)/images
 ROOTFS_TAR := $(CACHE)/bookworm-minbase.tar
 PATCHES := $(shell scripts/list-entries patches/$(KVER)/series 2>/dev/null)
@@ -63,7 +69,7 @@ PATCHES := $(shell scripts/list-entries patches/$(KVER)/series 2>/dev/null)
 SVLIST := selftests/$(if $(filter 6.1,$(KVER)),vm,mm).list
 
 .PHONY: all test test-clean-root bench run lint fuzz deps tree kernels kernel-x86_64 \
-	kernel-um kernel-stock kernel-kasan guest-tests selftests-vm images clean FORCE \
+	kernel-um kernel-stock kernel-kasan kernel-release guest-tests selftests-vm images clean FORCE \
 	gdb-uml gdb-kernel gdb-attach bisect-check help
 help:
 	@sed -n 's/^#> \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
@@ -80,6 +86,7 @@ kernel-x86_64: $(KX)/arch/x86/boot/bzImage
 kernel-um: $(KU)/linux
 kernel-stock: $(KS)/arch/x86/boot/bzImage
 kernel-kasan: $(KK)/arch/x86/boot/bzImage
+kernel-release: $(KR)/arch/x86/boot/bzImage $(KUR)/linux
 
 # Always handed to the kernel's own make, which knows what is up to date;
 # dependents see a new file only when it really changed.
@@ -96,6 +103,15 @@ $(KS)/arch/x86/boot/bzImage: tree FORCE
 # (qemu/kasan.config merged on top of qemu/guest.config)
 $(KK)/arch/x86/boot/bzImage: tree FORCE
 	@EXTRA_CONFIG=$(CURDIR)/qemu/kasan.config scripts/build-kernel x86_64 $(TREE) $(KK)
+# make bench: the kernels users run, the guest's and UML's debug options
+# as Debian's (qemu/release.config, uml-rootfs/release.config), no debug
+# info (bench/run boots them)
+$(KR)/arch/x86/boot/bzImage: tree FORCE
+	@NO_DEBUG_INFO=1 EXTRA_CONFIG=$(CURDIR)/qemu/release.config \
+		scripts/build-kernel x86_64 $(TREE) $(KR)
+$(KUR)/linux: tree FORCE
+	@NO_DEBUG_INFO=1 EXTRA_CONFIG=$(CURDIR)/uml-rootfs/release.config \
+		scripts/build-kernel um $(TREE) $(KUR)
 
 # The stamp changes only when a test binary changed (guest-tests/Makefile).
 GT_STAMP := $(BUILD)/guest-tests/.stamp
@@ -200,8 +216,13 @@ test-clean-root:
 
 # QUICK=1: the short bench (bench/run --quick)
 QUICK ?=
+# KERNEL=debug: the test kernels instead of the release ones
+BENCH_KERNEL := $(or $(KERNEL),release)
+ifeq ($(BENCH_KERNEL),release)
+bench: kernel-release
+endif
 bench: kernels images
-	@bench/run $(if $(filter-out 0,$(QUICK)),--quick)
+	@bench/run --kernel $(BENCH_KERNEL) $(if $(filter-out 0,$(QUICK)),--quick)
 
 run: kernels images
 	@qemu/run

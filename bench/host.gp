@@ -3,7 +3,7 @@
 # reads OUTDIR/host-METRIC-WAY.dat (N median min max, from bench/report)
 # and OUTDIR/host-vma_one.dat (N, one vm_area_struct + one maple_node in
 # KiB, where the collapsed way's VMA slabs grew by less than that), and
-# writes OUTDIR/host-{vmas,memory,time,fork}.svg, log-log.
+# writes OUTDIR/host-{vmas,whole,memory,time,fork}.svg, log-log.
 if (!exists("dir")) dir = "."
 f(m, w) = sprintf("%s/host-%s-%s.dat", dir, m, w)
 set terminal svg size 860,560 dynamic enhanced font "sans,12" background "white"
@@ -40,9 +40,16 @@ set ylabel "KiB"
 plot f("vma_mem","perpage") u 1:2:3:4 w yerrorlines @pp lc rgb "#c0392b" t "per-page: VMA slabs (vm\\_area\\_struct + maple\\_node)", \
      f("vma_mem","collapsed") u 1:2:3:4 w yerrorlines @co lc rgb "#1f6fb2" t "collapsed: VMA slabs", \
      dir."/host-vma_one.dat" u 1:2 w lines lw 2 dt 3 lc rgb "#1f6fb2" t "collapsed: VMA slabs grew less than one object (drawn at one vm\\_area\\_struct + maple\\_node)", \
-     f("rindex","collapsed") u 1:2:3:4 w yerrorlines @co lc rgb "#27ae60" t "collapsed: reverse index (radix\\_tree\\_node)", \
+     f("rindex","collapsed") u 1:2:3:4 w yerrorlines @co lc rgb "#27ae60" t "collapsed: reverse index (manyprots\\_rmap\\_chunk + xarray nodes)", \
      f("pte","perpage") u 1:2:3:4 w yerrorlines @pp lc rgb "#999999" t "per-page: page tables after fault-in", \
      f("pte","collapsed") u 1:2:3:4 w yerrorlines @co lc rgb "#555555" t "collapsed: page tables after fault-in"
+
+set output dir."/host-whole.svg"
+set title "Kernel memory counted whole: VMA slabs + reverse index + page tables (median, min-max bars)"
+plot f("whole_setup","perpage") u 1:2:3:4 w yerrorlines @pp lc rgb "#c0392b" t "per-page, after set-up", \
+     f("whole","perpage") u 1:2:3:4 w yerrorlines @pp lc rgb "#e67e22" t "per-page, after fault-in", \
+     f("whole_setup","collapsed") u 1:2:3:4 w yerrorlines @co lc rgb "#1f6fb2" t "collapsed, after set-up (a SWP\\_FILE entry per page)", \
+     f("whole","collapsed") u 1:2:3:4 w yerrorlines @co lc rgb "#16a085" t "collapsed, after fault-in"
 
 set yrange [*:*]
 set output dir."/host-time.svg"

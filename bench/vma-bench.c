@@ -20,7 +20,14 @@
  *             the Slab: line of /proc/meminfo, all as the change since
  *             before the set-up; VmPTE after the set-up and after fault-in
  *   fault     touching the first P pages (-p; all N by default) in
- *             address order: a write to read-write pages, a read elsewhere
+ *             address order: a write to read-write pages, a read elsewhere;
+ *             with what may explain a slow run: the CPU it started on,
+ *             the share of the pages that came from NUMA node 1 (every
+ *             16th page, move_pages()), and spin_ns, a fixed loop of
+ *             arithmetic timed just before (under TCG: how fast the vCPU
+ *             ran then); and syscall_ns, one bare syscall (getppid(),
+ *             averaged over 10,000), the cost every per-page call of
+ *             set-up and protection change pays before its own work
  *   prot      giving every page the next protection of the cycle:
  *             mprotect() per page, or MAP_CHGPROT | MAP_NONBLOCK per page
  *             (which leaves the page to be faulted in again on next use)
@@ -36,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,7 +71,8 @@ static const int prots[3] = {
 static const char *const csv_header =
 	"way,n,run,status,mapped,populated,vmas,"
 	"vma_slab_b,maple_slab_b,rindex_slab_b,slab_kb,pte_setup_kb,pte_kb,"
-	"setup_ns,fault_ns,prot_ns,fork_ns,teardown_ns,max_map_count";
+	"setup_ns,fault_ns,prot_ns,fork_ns,teardown_ns,max_map_count,"
+	"fault_cpu,fault_node1_pct,spin_ns,syscall_ns";
 
 static const char *prog = "vma-bench";
 
@@ -219,6 +228,58 @@ static long count_vmas(unsigned long start, unsigned long end)
 	return n;
 }
 
+/* a fixed amount of arithmetic, no memory: its time is the CPU's speed */
+static uint64_t spin(void)
+{
+	volatile uint64_t sink;
+	uint64_t x = 88172645463325252ull, t0 = now_ns();
+
+	for (int i = 0; i < 1 << 22; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+	}
+	sink = x;
+	(void)sink;
+	return now_ns() - t0;
+}
+
+/* one bare syscall, ns: averaged over 10,000 getppid() */
+static uint64_t syscall_cost(void)
+{
+	uint64_t t0 = now_ns();
+
+	for (int i = 0; i < 10000; i++)
+		syscall(SYS_getppid);
+	return (now_ns() - t0) / 10000;
+}
+
+/* percent of every 16th of the first n pages at base that are on node 1; -1 if unknown */
+static int node1_pct(volatile char *base, unsigned long n, long psz)
+{
+	unsigned long k = (n + 15) / 16, on1 = 0, known = 0, i;
+	void **pages = malloc(k * sizeof(*pages));
+	int *status = malloc(k * sizeof(*status));
+
+	if (!pages || !status || !k)
+		goto fail;
+	for (i = 0; i < k; i++)
+		pages[i] = (char *)base + i * 16 * psz;
+	if (syscall(SYS_move_pages, 0, k, pages, NULL, status, 0))
+		goto fail;
+	for (i = 0; i < k; i++) {
+		known += status[i] >= 0;
+		on1 += status[i] == 1;
+	}
+	free(pages);
+	free(status);
+	return known ? (int)(on1 * 100 / known) : -1;
+fail:
+	free(pages);
+	free(status);
+	return -1;
+}
+
 static long rfp(void *addr, size_t size, int prot, unsigned long pgoff,
 		int flags)
 {
@@ -232,6 +293,8 @@ int main(int argc, char **argv)
 	long psz = sysconf(_SC_PAGESIZE), slab0, slab1, pte_setup = -1;
 	long pte = -1, vmas, max_map_count;
 	uint64_t t_setup = 0, t_fault = -1, t_prot = -1, t_fork = -1, t_down;
+	uint64_t t_spin = -1, t_sys = -1;
+	int fault_cpu = -1, node1 = -1;
 	const char *status = "ok";
 	int opt, collapsed, fd;
 	unsigned long *perm;
@@ -355,9 +418,13 @@ int main(int argc, char **argv)
 	}
 
 	{
-		uint64_t t0 = now_ns();
+		uint64_t t0;
 		unsigned long sum = 0;
 
+		t_spin = spin();
+		t_sys = syscall_cost();
+		fault_cpu = sched_getcpu();
+		t0 = now_ns();
 		for (i = 0; i < populate; i++) {
 			if (prots[i % 3] & PROT_WRITE)
 				base[i * psz] = 1;
@@ -367,6 +434,7 @@ int main(int argc, char **argv)
 		t_fault = now_ns() - t0;
 		if (sum)	/* read-only pages were never written */
 			die("a page read back %lu", sum);
+		node1 = node1_pct(base, populate, psz);
 	}
 	pte = proc_kb("/proc/self/status", "VmPTE");
 
@@ -412,13 +480,13 @@ int main(int argc, char **argv)
 	}
 out:
 	printf("%s,%lu,%lu,%s,%lu,%lu,%ld,%lld,%lld,%lld,%ld,%ld,%ld,"
-	       "%lld,%lld,%lld,%lld,%lld,%ld\n",
+	       "%lld,%lld,%lld,%lld,%lld,%ld,%d,%d,%lld,%lld\n",
 	       collapsed ? "collapsed" : "perpage", n, run, status, mapped,
 	       populate, vmas, delta[SLAB_VMA], delta[SLAB_MAPLE],
 	       delta[SLAB_RINDEX], slab0 < 0 || slab1 < 0 ? -1 : slab1 - slab0,
 	       pte_setup, pte, (long long)t_setup, (long long)t_fault,
 	       (long long)t_prot, (long long)t_fork, (long long)t_down,
-	       max_map_count);
+	       max_map_count, fault_cpu, node1, (long long)t_spin, (long long)t_sys);
 	close(fd);
 	free(perm);
 	return strcmp(status, "ok") ? EXIT_LIMIT : 0;
