@@ -6,7 +6,7 @@
 #
 #> make bench        the main job: one VMA per page against one collapsed VMA,
 #>                   in the QEMU guest and in UML inside it; build/bench/REPORT.md
-#>                   and plots (about an hour after the builds; QUICK=1: 5 min);
+#>                   and plots (about 70 min after the builds; QUICK=1: 5 min);
 #>                   on release kernels (KERNEL=debug: the test kernels)
 #> make test         build everything, run every test in three QEMU boots (the
 #>                   series on, manyprots=off, stock 6.1) and UML inside them;
