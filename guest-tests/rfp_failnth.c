@@ -410,14 +410,19 @@ static void fstate_teardown(struct __test_metadata *_metadata, struct fstate *se
  */
 static bool fstate_ready(struct __test_metadata *_metadata, struct fstate *self)
 {
+	bool ready = false;
+
 	if (self->j.skip)
 		SKIP(return false, "%s", self->j.skip);
+	/* the probe page is gone either way: end_state() unmaps N pages */
 	self->m = mmap(NULL, PS, RW, MAP_SHARED, self->fd, 0);
 	ASSERT_NE(MAP_FAILED, self->m);
-	RFP_FIRST_CHGPROT(return false, self->m, PS, PROT_READ, 5);
+	RFP_FIRST_CHGPROT(goto out, self->m, PS, PROT_READ, 5);
+	ready = true;
+out:
 	ASSERT_EQ(0, munmap(self->m, PS));
 	self->m = MAP_FAILED;
-	return true;
+	return ready;
 }
 
 FIXTURE_SETUP(fn)
