@@ -26,30 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "uml-workload.h"
+
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static long read_count(const char *file)
-{
-	FILE *f = fopen(file, "r");
-	long n = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
 
 static void phase(const char *file, const char *mib)
 {
@@ -64,25 +45,11 @@ static void phase(const char *file, const char *mib)
 /* MADV_POPULATE_WRITE each of the N pages at P once, in shuffled order */
 static int populate_shuffled(char *p, size_t n, long psz)
 {
-	size_t *order = malloc(n * sizeof(*order));
-	unsigned long x = 88172645463325252UL;	/* xorshift64: the same order each run */
+	size_t *order = shuffled_order(n);
 
 	if (!order) {
 		perror("uml-bigfork");
 		return 1;
-	}
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	for (size_t i = n - 1; i > 0; i--) {
-		size_t j, k;
-
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		j = x % (i + 1);
-		k = order[i];
-		order[i] = order[j];
-		order[j] = k;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (madvise(p + order[i] * psz, psz, MADV_POPULATE_WRITE)) {
@@ -132,9 +99,7 @@ int main(int argc, char **argv)
 	done = 0;
 	for (int a = 4; a < argc; a++) {
 		size_t size = strtoul(argv[a], NULL, 0) * 1024 * 1024;
-		struct timespec tick = { 0, 100000000 };
 		double t0, sum = 0, pop;
-		long first;
 
 		phase(argv[2], argv[a]);
 		t0 = now_ms();
@@ -168,9 +133,7 @@ int main(int argc, char **argv)
 		       (children % 2 ? t[children / 2] :
 			(t[children / 2 - 1] + t[children / 2]) / 2) * 1e3, pop);
 		fflush(stdout);
-		first = read_count(argv[3]);
-		for (int i = 0; i < 1200 && first >= 0 && read_count(argv[3]) < first + 2; i++)
-			nanosleep(&tick, NULL);
+		wait_two_samples(argv[3]);
 	}
 	return 0;
 }

@@ -15,26 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static long read_count(const char *file)
-{
-	FILE *f = fopen(file, "r");
-	long n = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#include "uml-workload.h"
 
 int main(int argc, char **argv)
 {
@@ -43,7 +24,6 @@ int main(int argc, char **argv)
 	long psz = sysconf(_SC_PAGESIZE);
 	size_t n = mib * 1024 * 1024 / psz, *order;
 	struct timespec ts = { hold / 1000, hold % 1000 * 1000000 };
-	unsigned long long x = 88172645463325252ull;
 	double t0;
 	char *m;
 
@@ -51,25 +31,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: uml-touch MIB [HOLD_MS [COUNTFILE]]\n");
 		return 2;
 	}
-	order = malloc(n * sizeof(*order));
+	order = shuffled_order(n);
 	m = mmap(NULL, n * psz, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!order || m == MAP_FAILED) {
 		perror("uml-touch");
 		return 1;
-	}
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
-	for (size_t i = n - 1; i > 0; i--) {
-		size_t j, t;
-
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		j = x % (i + 1);
-		t = order[i];
-		order[i] = order[j];
-		order[j] = t;
 	}
 	t0 = now_ms();
 	for (size_t i = 0; i < n; i++)
@@ -77,13 +44,7 @@ int main(int argc, char **argv)
 	printf("touch_ms=%.0f pages=%zu\n", now_ms() - t0, n);
 	fflush(stdout);
 	nanosleep(&ts, NULL);
-	if (argc > 3) {
-		struct timespec tick = { 0, 100000000 };
-		long first = read_count(argv[3]);
-
-		for (int i = 0; i < 1200 && first >= 0 &&
-		     read_count(argv[3]) < first + 2; i++)
-			nanosleep(&tick, NULL);
-	}
+	if (argc > 3)
+		wait_two_samples(argv[3]);
 	return 0;
 }
