@@ -10,7 +10,8 @@
 #>                   on release kernels (KERNEL=debug: the test kernels)
 #> make test         build everything, run every test in three QEMU boots (the
 #>                   series on, manyprots=off, stock 6.1) and UML inside them;
-#>                   ends "N passed, N failed" (cold 50 to 80 min by machine)
+#>                   ends "N passed, N failed" (cold 50 to 80 min by machine,
+#>                   warm 45 min)
 #> make run          a shell in the QEMU guest; run-uml in it starts UML
 #>                   (boot about 15 s)
 #> make example      build examples/chgprot-example.c, MAP_CHGPROT in a program
