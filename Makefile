@@ -25,7 +25,7 @@
 #>                   SEED= MODE=single|threads UML=1 KERNEL=kasan|PATH
 #>                   (SECONDS plus a boot; never rebuilds)
 #> make bisect-check every prefix of the series built (x86_64, um, W=1) and
-#>                   booted to the first test: FROM= TO= (hours; not CI)
+#>                   booted to the first test: FROM= TO= (about 2 h; not CI)
 #> make test KASAN=1 the guest tests once on a KASAN build (not CI; its cold
 #>                   build about 50 min, the boot 3 min)
 #> make test-clean-root  what CI (.ci/run) does: make test in a throw-away
